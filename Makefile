@@ -1,0 +1,51 @@
+# The targets the README and CI call. Everything installs into .venv.
+SHELL := /bin/bash
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+KG := $(VENV)/bin/kg-rag
+SHARED ?= ../shared/data
+DEMO_STORE ?= demo-store
+
+.PHONY: demo test lint typecheck eval bench conformance browser-deps clean install
+
+$(VENV)/.installed: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -e '.[all]'
+	touch $@
+
+install: $(VENV)/.installed
+
+## make demo: build the demo store offline and run the paper's four Hebrew sentences
+demo: $(VENV)/.installed
+	$(KG) --store $(DEMO_STORE) demo
+
+## make test: install what the tests need and run them
+test: $(VENV)/.installed browser-deps
+	$(PY) -m pytest
+
+# Debian Chromium for the browser test (Playwright drives /usr/bin/chromium; no browser download)
+browser-deps:
+	@if ! command -v chromium >/dev/null 2>&1; then \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	    echo "installing Debian chromium for the browser test"; \
+	    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver >/dev/null) \
+	      || echo "chromium could not be installed: the browser test will skip"; \
+	  else echo "chromium missing and not root: the browser test will skip"; fi; \
+	fi
+
+lint: $(VENV)/.installed
+	$(VENV)/bin/ruff check kg_rag loaders tests bench
+
+typecheck: $(VENV)/.installed
+	$(VENV)/bin/mypy
+
+eval: $(VENV)/.installed
+	$(PY) -m kg_rag.eval.report --shared $(SHARED)
+
+bench: $(VENV)/.installed
+	$(PY) -m bench.run --shared $(SHARED)
+
+clean:
+	rm -rf $(VENV) $(DEMO_STORE) build dist .pytest_cache

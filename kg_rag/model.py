@@ -1,0 +1,158 @@
+"""Domain objects. RDF terms are converted to these at the store boundary; IRIs are ``str``."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True, slots=True)
+class LangText:
+    text: str
+    lang: str  # BCP 47 base language, "" when unknown
+
+
+@dataclass(frozen=True, slots=True)
+class Candidate:
+    """One reading of a mention: a concept, reached through a dictionary sense or a label."""
+
+    concept: str                  # IRI of the skos:Concept / ontolex:LexicalConcept
+    sense: str | None = None      # IRI of the ontolex:LexicalSense (None: thesaurus label match)
+    entry: str | None = None      # IRI of the ontolex:LexicalEntry
+    lemma: str = ""               # the written form or label that matched
+    lang: str = ""
+    rank: int | None = None       # sense order within its entry (1 = most frequent)
+    sense_key: str | None = None  # WordNet sense key, e.g. bank%1:17:01::
+    ili: str | None = None        # Interlingual Index id, e.g. i35545
+    pos: str | None = None        # lexinfo local name: noun, verb, adjective, adverb, ...
+    matched_by: str = "label"     # how the text reached it: label, lemma, prefix:ה, mwe, ...
+
+    @property
+    def id(self) -> str:
+        """The identity a selector chooses: the sense if there is one, else the concept."""
+        return self.sense or self.concept
+
+
+@dataclass(frozen=True, slots=True)
+class Mention:
+    start: int                    # character offsets into the annotated text (NFC)
+    end: int
+    text: str                     # the surface form, text[start:end]
+    lang: str
+    candidates: tuple[Candidate, ...]
+    fixed_phrase: bool = False    # a multiword expression matched as a whole
+
+    @property
+    def concepts(self) -> tuple[str, ...]:
+        seen: dict[str, None] = {}
+        for c in self.candidates:
+            seen.setdefault(c.concept, None)
+        return tuple(seen)
+
+    @property
+    def ambiguous(self) -> bool:
+        return len(self.concepts) > 1
+
+
+@dataclass(frozen=True, slots=True)
+class SenseEvidence:
+    """What the store knows about one candidate (fetched by SPARQL)."""
+
+    candidate: Candidate
+    definitions: tuple[LangText, ...] = ()
+    examples: tuple[LangText, ...] = ()
+    labels: tuple[LangText, ...] = ()        # concept labels and lemmas, all languages
+    translations: tuple[LangText, ...] = ()  # vartrans translation equivalents
+    usage: tuple[LangText, ...] = ()         # register / usage notes
+    neighbours: tuple[str, ...] = ()         # related concept IRIs (broader, narrower, related, WN)
+
+
+@dataclass(frozen=True, slots=True)
+class SelectionRequest:
+    """One ambiguous mention to decide, with everything a selector may use."""
+
+    mention: Mention
+    context: str                                 # sentence / passage around the mention
+    context_lang: str
+    evidence: tuple[SenseEvidence, ...]          # one per candidate, same order as mention.candidates
+    others: tuple[Mention, ...] = ()             # the other mentions of the same text
+    target_lang: str | None = None               # language of the documents searched, if known
+
+
+@dataclass(frozen=True, slots=True)
+class Agent:
+    """The selector as a prov:SoftwareAgent."""
+
+    name: str                     # knowledge, llm, first-sense, random, label
+    version: str
+    model: str | None = None      # LLM model name
+    endpoint_host: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class LlmTrace:
+    template: str                 # prompt template name and version, e.g. wsd-v1
+    prompt_sha256: str
+    tokens_in: int
+    tokens_out: int
+    latency_ms: float
+    rationale: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Selection:
+    """A selector's answer for one request."""
+
+    scores: tuple[tuple[str, float], ...]   # candidate id (sense or concept IRI) → score
+    chosen: Candidate | None                # None: unresolved
+    confidence: float
+    agent: Agent
+    reason: str = ""                        # why unresolved, or a short note
+    llm: LlmTrace | None = None
+
+    @property
+    def resolved(self) -> bool:
+        return self.chosen is not None
+
+
+@dataclass(frozen=True, slots=True)
+class MentionReport:
+    mention: Mention
+    selection: Selection | None             # None when unambiguous or --wsd none
+    decision: str | None                    # IRI of the kgr:SenseSelection
+    annotation: str | None                  # IRI of the oa:Annotation
+    reused: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class MatchedConcept:
+    iri: str
+    label: str
+    weight: float
+
+
+@dataclass(frozen=True, slots=True)
+class Result:
+    doc_id: str
+    doc_iri: str
+    score: float
+    lang: str
+    title: str
+    passage: str
+    passage_start: int                               # offset of the passage in the document
+    highlights: tuple[tuple[int, int], ...] = ()     # mention offsets within the passage
+    concepts: tuple[MatchedConcept, ...] = ()
+    decisions: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Answer:
+    question: str
+    question_iri: str
+    lang: str
+    mentions: tuple[MentionReport, ...]
+    results: tuple[Result, ...]
+    wsd: str
+    llm_calls: int = 0
+    tokens_in: int = 0
+    tokens_out: int = 0
+    timings_ms: dict[str, float] = field(default_factory=dict, compare=False, hash=False)

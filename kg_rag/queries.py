@@ -1,0 +1,111 @@
+"""The SPARQL layer: every query and update lives in ``sparql/`` as one file with a header.
+
+Header (comment lines at the top)::
+
+    # purpose: what the query is for
+    # inputs: ?key ?lang       (variables a caller may bind; "none" if there are none)
+    # outputs: ?sense ?concept (result variables, or "graph"/"boolean"/"update")
+
+Values reach a query only as RDF terms: through pyoxigraph ``substitutions=`` or a ``VALUES``
+block rendered from term objects by :func:`kg_rag.store.render.values_block`, which is inserted
+right after the first ``WHERE {`` of the query. Queries are parsed once (by the engine, on an
+empty in-memory store) when first used; a missing or broken file raises :class:`QueryError`.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+
+import pyoxigraph
+
+from .errors import QueryError
+from .namespaces import PREFIXES
+from .resources import resource_dir
+
+_HEADER = re.compile(r"^#\s*(purpose|inputs|outputs)\s*:\s*(.*)$", re.I)
+_WHERE = re.compile(r"\bWHERE\s*\{", re.I)
+_VAR = re.compile(r"[?$]([A-Za-z_][A-Za-z0-9_]*)")
+_PREFIX_LINE = "".join(f"PREFIX {p}: <{iri}>\n" for p, iri in PREFIXES.items())
+
+
+@dataclass(frozen=True, slots=True)
+class Query:
+    name: str
+    text: str          # the body as written in the file, with the standard prefixes prepended
+    purpose: str
+    inputs: frozenset[str]
+    outputs: tuple[str, ...]
+    is_update: bool
+
+    def check_inputs(self, names: set[str] | frozenset[str]) -> None:
+        unknown = set(names) - self.inputs
+        if unknown:
+            raise QueryError(
+                f"query {self.name} does not take {sorted(unknown)}; its inputs are "
+                f"{sorted(self.inputs) or 'none'}"
+            )
+
+    def with_values(self, block: str) -> str:
+        """The text with a rendered VALUES block inside the first WHERE group."""
+        if not block:
+            return self.text
+        m = _WHERE.search(self.text)
+        if m is None:
+            raise QueryError(f"query {self.name} has no WHERE group to bind values into")
+        return self.text[: m.end()] + "\n" + block + "\n" + self.text[m.end() :]
+
+
+def _parse_header(name: str, raw: str) -> tuple[str, frozenset[str], tuple[str, ...]]:
+    fields: dict[str, str] = {}
+    for line in raw.splitlines():
+        if not line.startswith("#"):
+            break
+        m = _HEADER.match(line)
+        if m:
+            fields[m.group(1).lower()] = m.group(2).strip()
+    missing = {"purpose", "inputs", "outputs"} - fields.keys()
+    if missing:
+        raise QueryError(f"query {name} lacks header line(s) {sorted(missing)}")
+    inputs = frozenset(_VAR.findall(fields["inputs"]))
+    outputs = tuple(_VAR.findall(fields["outputs"]))
+    return fields["purpose"], inputs, outputs
+
+
+_EMPTY = pyoxigraph.Store()
+
+
+@lru_cache(maxsize=None)
+def get(name: str) -> Query:
+    """The query ``name`` (file name without extension, e.g. ``select-candidates``)."""
+    folder = resource_dir("sparql")
+    for ext, is_update in ((".rq", False), (".ru", True)):
+        f = folder.joinpath(name + ext)
+        if f.is_file():
+            raw = f.read_text(encoding="utf-8")
+            break
+    else:
+        raise QueryError(f"no query file sparql/{name}.rq or .ru is installed")
+    purpose, inputs, outputs = _parse_header(name, raw)
+    text = _PREFIX_LINE + raw
+    try:
+        if is_update:
+            # parse without touching data: run against a throw-away empty store
+            pyoxigraph.Store().update(text)
+        else:
+            _EMPTY.query(text)
+    except SyntaxError as e:
+        raise QueryError(f"query file sparql/{name}{'.ru' if is_update else '.rq'} is broken: {e}") from None
+    return Query(name, text, purpose, inputs, outputs, is_update)
+
+
+def names() -> list[str]:
+    """Every query installed, by name."""
+    folder = resource_dir("sparql")
+    out = []
+    for f in folder.iterdir():
+        n = f.name
+        if n.endswith((".rq", ".ru")):
+            out.append(n[:-3])
+    return sorted(out)

@@ -1,0 +1,24 @@
+"""The sense selector interface."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Protocol, runtime_checkable
+
+from ..model import Agent, Selection, SelectionRequest
+
+
+@runtime_checkable
+class SenseSelector(Protocol):
+    """Chooses a sense for each ambiguous mention.
+
+    ``select`` receives all ambiguous mentions of one text at once (an LLM selector sends them in
+    one request) and returns one :class:`Selection` per request, in order. It never raises for a
+    single undecidable mention: that one comes back unresolved with a ``reason``. It raises
+    :class:`~kg_rag.errors.SelectionError` only when it cannot work at all (no API key, provider
+    down after retries, rate limited).
+    """
+
+    agent: Agent
+
+    def select(self, requests: Sequence[SelectionRequest]) -> list[Selection]: ...

@@ -1,0 +1,23 @@
+"""Stores: one interface (:class:`Store`), embedded Oxigraph or a remote SPARQL 1.1 endpoint."""
+
+from __future__ import annotations
+
+from ..settings import Settings, settings
+from .base import Change, Row, Store
+from .embedded import EmbeddedStore
+from .remote import RemoteStore
+from .render import Values
+
+
+def open_store(path: str | None = None, endpoint: str | None = None,
+               update_endpoint: str | None = None, config: Settings | None = None) -> Store:
+    """Open the store named by arguments, else by settings (``KG_RAG_ENDPOINT``/``KG_RAG_STORE``)."""
+    cfg = config or settings()
+    endpoint = endpoint or (None if path else cfg.endpoint)
+    if endpoint:
+        return RemoteStore(endpoint, update_endpoint or cfg.update_endpoint,
+                           cfg.store_endpoint, timeout=cfg.remote_timeout)
+    return EmbeddedStore(path or cfg.store)
+
+
+__all__ = ["Change", "EmbeddedStore", "RemoteStore", "Row", "Store", "Values", "open_store"]

@@ -1,0 +1,139 @@
+"""One store interface for the embedded Oxigraph store and any SPARQL 1.1 endpoint."""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from pyoxigraph import NamedNode, Quad, Triple
+
+from .. import queries
+from ..errors import QueryError
+from .render import Term, Values, quads_block, term
+
+Row = dict[str, Any]  # variable name → pyoxigraph term (unbound variables are absent)
+
+RESULT_FORMATS = ("json", "xml", "csv", "tsv")
+GRAPH_FORMATS = ("turtle", "ntriples", "nquads", "jsonld", "rdfxml")
+
+
+@dataclass(slots=True)
+class Change:
+    """Writes that belong together; applied as ONE update, so a crash never leaves half of them."""
+
+    drop_graphs: list[NamedNode] = field(default_factory=list)
+    delete: list[Quad] = field(default_factory=list)
+    insert: list[Quad] = field(default_factory=list)
+
+    def render(self) -> str:
+        ops = [f"DROP SILENT GRAPH {term(g)}" for g in self.drop_graphs]
+        if self.delete:
+            ops.append("DELETE DATA {\n" + quads_block(self.delete) + "\n}")
+        if self.insert:
+            ops.append("INSERT DATA {\n" + quads_block(self.insert) + "\n}")
+        return " ;\n".join(ops)
+
+    def __bool__(self) -> bool:
+        return bool(self.drop_graphs or self.delete or self.insert)
+
+
+class Store(ABC):
+    """Read with named query files, write with :class:`Change` or bulk graph loads."""
+
+    kind: str = "abstract"
+    location: str = ""
+
+    # --- named queries -------------------------------------------------------------------
+    def select(self, name: str, bind: Mapping[str, Term] | None = None,
+               values: Values | None = None) -> list[Row]:
+        q = self._prepare(name, bind, values, update=False)
+        return self._select(q, bind or {}, values)
+
+    def ask(self, name: str, bind: Mapping[str, Term] | None = None,
+            values: Values | None = None) -> bool:
+        q = self._prepare(name, bind, values, update=False)
+        return self._ask(q, bind or {}, values)
+
+    def construct(self, name: str, bind: Mapping[str, Term] | None = None,
+                  values: Values | None = None) -> list[Triple]:
+        q = self._prepare(name, bind, values, update=False)
+        return self._construct(q, bind or {}, values)
+
+    def run_update(self, name: str, bind: Mapping[str, Term] | None = None,
+                   values: Values | None = None) -> None:
+        q = self._prepare(name, bind, values, update=True)
+        # updates cannot take substitutions in pyoxigraph: bind through VALUES on both stores
+        merged = _merge(bind, values)
+        self.execute_update(q.with_values(_block(merged)))
+
+    @staticmethod
+    def _prepare(name: str, bind: Mapping[str, Term] | None, values: Values | None,
+                 update: bool) -> queries.Query:
+        q = queries.get(name)
+        if q.is_update != update:
+            raise QueryError(f"{name} is {'an update' if q.is_update else 'a query'}")
+        q.check_inputs(set(bind or {}) | set(values.variables if values else ()))
+        return q
+
+    # --- writes ----------------------------------------------------------------------------
+    def apply(self, change: Change) -> None:
+        if change:
+            self.execute_update(change.render())
+
+    @abstractmethod
+    def load_graph(self, graph: NamedNode, quads: Iterable[Quad],
+                   progress: Callable[[int], None] | None = None) -> int:
+        """Replace ``graph`` with ``quads`` (bulk). On failure the graph is dropped again."""
+
+    def drop_graph(self, graph: NamedNode) -> None:
+        self.apply(Change(drop_graphs=[graph]))
+
+    # --- implementation hooks -----------------------------------------------------------
+    @abstractmethod
+    def _select(self, q: queries.Query, bind: Mapping[str, Term], values: Values | None) -> list[Row]: ...
+
+    @abstractmethod
+    def _ask(self, q: queries.Query, bind: Mapping[str, Term], values: Values | None) -> bool: ...
+
+    @abstractmethod
+    def _construct(self, q: queries.Query, bind: Mapping[str, Term], values: Values | None) -> list[Triple]: ...
+
+    @abstractmethod
+    def execute_update(self, text: str) -> None:
+        """Run update text that was rendered by this package (never user text without a guard)."""
+
+    @abstractmethod
+    def raw_query(self, text: str, fmt: str) -> tuple[bytes, str]:
+        """Run a user's read query; return the serialised answer and its media type."""
+
+    @abstractmethod
+    def named_graphs(self) -> list[NamedNode]: ...
+
+    def close(self) -> None:  # noqa: B027 - optional hook
+        pass
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def _merge(bind: Mapping[str, Term] | None, values: Values | None) -> Values | None:
+    if not bind:
+        return values
+    one = Values.one(dict(bind))
+    if values is None:
+        return one
+    # cross product of one row with all rows
+    variables = one.variables + values.variables
+    rows = [tuple(one.rows[0]) + tuple(r) for r in values.rows]
+    return Values(variables, rows)
+
+
+def _block(values: Values | None) -> str:
+    from .render import values_block
+
+    return values_block(values) if values is not None else ""

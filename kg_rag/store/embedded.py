@@ -1,0 +1,170 @@
+"""The embedded store: ``pyoxigraph.Store`` on disk or in memory."""
+
+from __future__ import annotations
+
+import io
+import logging
+from collections.abc import Callable, Iterable, Mapping
+from pathlib import Path
+
+import pyoxigraph
+from pyoxigraph import NamedNode, Quad, QueryBoolean, QuerySolutions, QueryTriples, Triple, Variable
+
+from .. import queries
+from ..errors import QueryError, StoreError, StoreLockedError
+from .base import GRAPH_FORMATS, RESULT_FORMATS, Row, Store, _block, _merge
+from .render import Term, Values
+
+log = logging.getLogger(__name__)
+
+_RESULT_FORMATS = {
+    "json": (pyoxigraph.QueryResultsFormat.JSON, "application/sparql-results+json"),
+    "xml": (pyoxigraph.QueryResultsFormat.XML, "application/sparql-results+xml"),
+    "csv": (pyoxigraph.QueryResultsFormat.CSV, "text/csv"),
+    "tsv": (pyoxigraph.QueryResultsFormat.TSV, "text/tab-separated-values"),
+}
+_GRAPH_FORMATS = {
+    "turtle": (pyoxigraph.RdfFormat.TURTLE, "text/turtle"),
+    "ntriples": (pyoxigraph.RdfFormat.N_TRIPLES, "application/n-triples"),
+    "nquads": (pyoxigraph.RdfFormat.N_QUADS, "application/n-quads"),
+    "jsonld": (pyoxigraph.RdfFormat.JSON_LD, "application/ld+json"),
+    "rdfxml": (pyoxigraph.RdfFormat.RDF_XML, "application/rdf+xml"),
+}
+BULK_THRESHOLD = 200_000  # quads; above this a load goes through bulk_extend (not transactional)
+
+
+class EmbeddedStore(Store):
+    kind = "embedded"
+
+    def __init__(self, path: str | Path | None = None) -> None:
+        if path is None or str(path) == ":memory:":
+            self.location = ":memory:"
+            self._store = pyoxigraph.Store()
+        else:
+            p = Path(path).expanduser()
+            self.location = str(p)
+            try:
+                p.mkdir(parents=True, exist_ok=True)
+                self._store = pyoxigraph.Store(str(p))
+            except OSError as e:
+                msg = str(e)
+                if "lock" in msg.lower() or "Resource temporarily unavailable" in msg:
+                    raise StoreLockedError(
+                        f"the store at {p} is in use by another kg-rag process; stop it or use "
+                        f"--endpoint to share one store between processes"
+                    ) from None
+                raise StoreError(f"cannot open the store at {p}: {msg}") from None
+
+    @property
+    def oxigraph(self) -> pyoxigraph.Store:
+        """The underlying pyoxigraph store (for the service and benchmarks)."""
+        return self._store
+
+    # --- reads ----------------------------------------------------------------------------
+    def _run(self, q: queries.Query, bind: Mapping[str, Term], values: Values | None) -> object:
+        subs = {Variable(k): v for k, v in bind.items()}
+        text = q.with_values(_block(values)) if values is not None else q.text
+        try:
+            return self._store.query(text, substitutions=subs or None)
+        except SyntaxError as e:
+            raise QueryError(f"{q.name}: {e}") from None
+        except OSError as e:
+            raise StoreError(f"{q.name} failed on the store: {e}") from None
+
+    def _select(self, q: queries.Query, bind: Mapping[str, Term], values: Values | None) -> list[Row]:
+        res = self._run(q, bind, values)
+        if not isinstance(res, QuerySolutions):
+            raise QueryError(f"{q.name} is not a SELECT query")
+        names = [v.value for v in res.variables]
+        out: list[Row] = []
+        for sol in res:
+            row: Row = {}
+            for n in names:
+                t = sol[n]
+                if t is not None:
+                    row[n] = t
+            out.append(row)
+        return out
+
+    def _ask(self, q: queries.Query, bind: Mapping[str, Term], values: Values | None) -> bool:
+        res = self._run(q, bind, values)
+        if not isinstance(res, QueryBoolean):
+            raise QueryError(f"{q.name} is not an ASK query")
+        return bool(res)
+
+    def _construct(self, q: queries.Query, bind: Mapping[str, Term], values: Values | None) -> list[Triple]:
+        res = self._run(q, bind, values)
+        if not isinstance(res, QueryTriples):
+            raise QueryError(f"{q.name} is not a CONSTRUCT/DESCRIBE query")
+        return list(res)
+
+    def raw_query(self, text: str, fmt: str) -> tuple[bytes, str]:
+        try:
+            res = self._store.query(text)
+        except SyntaxError as e:
+            raise QueryError(f"malformed query: {e}") from None
+        except OSError as e:
+            raise StoreError(f"query failed: {e}") from None
+        buf = io.BytesIO()
+        if isinstance(res, QueryTriples):
+            if fmt not in GRAPH_FORMATS:
+                fmt = "turtle"
+            rdf_fmt, media = _GRAPH_FORMATS[fmt]
+            pyoxigraph.serialize(res, buf, rdf_fmt)
+            return buf.getvalue(), media
+        if fmt not in RESULT_FORMATS:
+            fmt = "json"
+        res_fmt, media = _RESULT_FORMATS[fmt]
+        res.serialize(buf, res_fmt)  # type: ignore[union-attr]
+        return buf.getvalue(), media
+
+    # --- writes ---------------------------------------------------------------------------
+    def execute_update(self, text: str) -> None:
+        try:
+            self._store.update(text)
+        except SyntaxError as e:
+            raise QueryError(f"malformed update: {e}") from None
+        except OSError as e:
+            raise StoreError(f"update failed, nothing was written: {e}") from None
+
+    def run_update(self, name: str, bind: Mapping[str, Term] | None = None,
+                   values: Values | None = None) -> None:
+        q = self._prepare(name, bind, values, update=True)
+        self.execute_update(q.with_values(_block(_merge(bind, values))))
+
+    def load_graph(self, graph: NamedNode, quads: Iterable[Quad],
+                   progress: Callable[[int], None] | None = None) -> int:
+        batch: list[Quad] = []
+        for q in quads:
+            batch.append(Quad(q.subject, q.predicate, q.object, graph))
+        try:
+            if len(batch) <= BULK_THRESHOLD:
+                # one transaction: the old graph is replaced atomically
+                self._store.update(f"DROP SILENT GRAPH {graph}")  # rendered from a NamedNode
+                self._store.extend(batch)
+                if progress:
+                    progress(len(batch))
+            else:
+                self._store.remove_graph(graph) if self._store.contains_named_graph(graph) else None
+                step = 100_000
+                for i in range(0, len(batch), step):
+                    self._store.bulk_extend(batch[i : i + step])
+                    if progress:
+                        progress(min(step, len(batch) - i))
+                self._store.flush()
+        except BaseException:
+            try:
+                self._store.remove_graph(graph)
+            except Exception:  # noqa: BLE001 - the original error is re-raised below
+                log.exception("could not remove the partly loaded graph %s", graph)
+            raise
+        return len(batch)
+
+    def named_graphs(self) -> list[NamedNode]:
+        return [g for g in self._store.named_graphs() if isinstance(g, NamedNode)]
+
+    def close(self) -> None:
+        try:
+            self._store.flush()
+        except OSError:
+            pass

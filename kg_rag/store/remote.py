@@ -1,0 +1,220 @@
+"""A remote SPARQL 1.1 endpoint (Query, Update, Graph Store Protocol) through SPARQLWrapper.
+
+Every call has an explicit timeout. An answer that is not a complete 200 (e.g. HTTP 206 partial
+content), or not of the media type asked for, raises :class:`StoreError` — never a short result.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import urllib.error
+import urllib.parse
+import urllib.request
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
+
+from pyoxigraph import BlankNode, Literal, NamedNode, Quad, Triple
+from SPARQLWrapper import JSON, N3, POST, SPARQLWrapper
+from SPARQLWrapper.SPARQLExceptions import SPARQLWrapperException
+
+from .. import queries
+from ..errors import QueryError, StoreError
+from .base import GRAPH_FORMATS, Row, Store, _block, _merge
+from .render import Term, Values
+
+log = logging.getLogger(__name__)
+
+_MEDIA = {
+    "json": "application/sparql-results+json",
+    "xml": "application/sparql-results+xml",
+    "csv": "text/csv",
+    "tsv": "text/tab-separated-values",
+    "turtle": "text/turtle",
+    "ntriples": "application/n-triples",
+    "nquads": "application/n-quads",
+    "jsonld": "application/ld+json",
+    "rdfxml": "application/rdf+xml",
+}
+CHUNK = 50_000  # quads per Graph Store Protocol request
+
+
+def _derive(endpoint: str, last: str) -> str:
+    if endpoint.rstrip("/").endswith("/query"):
+        return endpoint.rstrip("/")[: -len("query")] + last
+    return endpoint
+
+
+def term_from_json(b: dict[str, Any]) -> Any:
+    t = b.get("type")
+    v = b.get("value", "")
+    if t == "uri":
+        return NamedNode(v)
+    if t == "bnode":
+        return BlankNode(v)
+    if t in ("literal", "typed-literal"):
+        if "xml:lang" in b:
+            return Literal(v, language=b["xml:lang"])
+        if "datatype" in b:
+            return Literal(v, datatype=NamedNode(b["datatype"]))
+        return Literal(v)
+    if t == "triple":
+        val = b["value"]
+        return Triple(term_from_json(val["subject"]), term_from_json(val["predicate"]),
+                      term_from_json(val["object"]))
+    raise StoreError(f"the endpoint answered an unknown term type {t!r}")
+
+
+class RemoteStore(Store):
+    kind = "remote"
+
+    def __init__(self, endpoint: str, update_endpoint: str | None = None,
+                 store_endpoint: str | None = None, timeout: float = 30.0) -> None:
+        if not endpoint.startswith(("http://", "https://")):
+            raise StoreError(f"--endpoint must be an http(s) URL, not {endpoint!r}")
+        self.location = endpoint
+        self.endpoint = endpoint
+        self.update_endpoint = update_endpoint or _derive(endpoint, "update")
+        self.store_endpoint = store_endpoint or _derive(endpoint, "store")
+        self.timeout = timeout
+
+    # --- protocol -------------------------------------------------------------------------
+    def _wrapper(self, url: str) -> SPARQLWrapper:
+        w = SPARQLWrapper(url)
+        w.setTimeout(max(1, int(round(self.timeout))))
+        w.setMethod(POST)
+        return w
+
+    def _request(self, text: str, accept: str) -> tuple[bytes, str]:
+        w = self._wrapper(self.endpoint)
+        w.setQuery(text)
+        w.setReturnFormat(JSON if "json" in accept else N3)
+        w.addCustomHttpHeader("Accept", accept)
+        try:
+            result = w.query()
+        except SPARQLWrapperException as e:
+            msg = str(e).splitlines()[0]
+            if "QueryBadFormed" in type(e).__name__ or "400" in msg:
+                raise QueryError(f"the endpoint rejected the query: {msg}") from None
+            raise StoreError(f"the endpoint {self.endpoint} failed: {msg}") from None
+        except (urllib.error.URLError, TimeoutError, OSError) as e:
+            raise StoreError(f"cannot reach {self.endpoint}: {e}") from None
+        resp = result.response
+        status = getattr(resp, "status", None) or resp.getcode()
+        if status != 200:
+            raise StoreError(f"the endpoint answered HTTP {status} (partial or unexpected answer)")
+        body: bytes = resp.read()
+        ctype = (resp.headers.get("Content-Type") or "").split(";")[0].strip()
+        return body, ctype
+
+    def _json(self, q: queries.Query, bind: Mapping[str, Term], values: Values | None) -> dict[str, Any]:
+        merged = _merge(bind, values)
+        body, ctype = self._request(q.with_values(_block(merged)), _MEDIA["json"])
+        if "json" not in ctype:
+            raise StoreError(f"{q.name}: the endpoint answered {ctype or 'no media type'}, not JSON")
+        try:
+            data: dict[str, Any] = json.loads(body)
+        except ValueError:
+            raise StoreError(f"{q.name}: the endpoint's JSON answer is truncated or broken") from None
+        return data
+
+    def _select(self, q: queries.Query, bind: Mapping[str, Term], values: Values | None) -> list[Row]:
+        data = self._json(q, bind, values)
+        try:
+            bindings = data["results"]["bindings"]
+        except (KeyError, TypeError):
+            raise StoreError(f"{q.name}: the endpoint's answer has no results") from None
+        return [{k: term_from_json(v) for k, v in b.items()} for b in bindings]
+
+    def _ask(self, q: queries.Query, bind: Mapping[str, Term], values: Values | None) -> bool:
+        data = self._json(q, bind, values)
+        if "boolean" not in data:
+            raise StoreError(f"{q.name}: the endpoint's answer has no boolean")
+        return bool(data["boolean"])
+
+    def _construct(self, q: queries.Query, bind: Mapping[str, Term], values: Values | None) -> list[Triple]:
+        import pyoxigraph
+
+        merged = _merge(bind, values)
+        body, ctype = self._request(q.with_values(_block(merged)), _MEDIA["ntriples"])
+        if ctype not in ("application/n-triples", "text/plain"):
+            raise StoreError(f"{q.name}: the endpoint answered {ctype}, not N-Triples")
+        try:
+            return [qd.triple for qd in pyoxigraph.parse(body, pyoxigraph.RdfFormat.N_TRIPLES)]
+        except SyntaxError as e:
+            raise StoreError(f"{q.name}: truncated or broken N-Triples from the endpoint: {e}") from None
+
+    def raw_query(self, text: str, fmt: str) -> tuple[bytes, str]:
+        return self._request(text, _MEDIA.get(fmt, _MEDIA["json"]))
+
+    def execute_update(self, text: str) -> None:
+        w = self._wrapper(self.update_endpoint)
+        w.setQuery(text)
+        try:
+            result = w.query()
+        except SPARQLWrapperException as e:
+            raise StoreError(f"update failed at {self.update_endpoint}, nothing was written: "
+                             f"{str(e).splitlines()[0]}") from None
+        except (urllib.error.URLError, TimeoutError, OSError) as e:
+            raise StoreError(f"cannot reach {self.update_endpoint}: {e}") from None
+        status = result.response.getcode()
+        if status not in (200, 204):
+            raise StoreError(f"update answered HTTP {status}")
+
+    # --- Graph Store Protocol -------------------------------------------------------------
+    def _gsp(self, method: str, graph: NamedNode, body: bytes | None) -> None:
+        url = self.store_endpoint + "?" + urllib.parse.urlencode({"graph": graph.value})
+        req = urllib.request.Request(url, data=body, method=method)
+        if body is not None:
+            req.add_header("Content-Type", "application/n-triples")
+        try:
+            with urllib.request.urlopen(req, timeout=self.timeout) as resp:  # noqa: S310 - our endpoint
+                if resp.status not in (200, 201, 204):
+                    raise StoreError(f"Graph Store {method} answered HTTP {resp.status}")
+        except urllib.error.HTTPError as e:
+            if method == "DELETE" and e.code == 404:
+                return
+            raise StoreError(f"Graph Store {method} {graph.value} failed: HTTP {e.code}") from None
+        except (urllib.error.URLError, TimeoutError, OSError) as e:
+            raise StoreError(f"cannot reach {self.store_endpoint}: {e}") from None
+
+    def load_graph(self, graph: NamedNode, quads: Iterable[Quad],
+                   progress: Callable[[int], None] | None = None) -> int:
+        n = 0
+        first = True
+        chunk: list[str] = []
+
+        def flush() -> None:
+            nonlocal first
+            body = ("\n".join(chunk) + "\n").encode("utf-8")
+            self._gsp("PUT" if first else "POST", graph, body)
+            first = False
+            if progress:
+                progress(len(chunk))
+            chunk.clear()
+
+        try:
+            for q in quads:
+                chunk.append(f"{q.subject} {q.predicate} {q.object} .")
+                n += 1
+                if len(chunk) >= CHUNK:
+                    flush()
+            if chunk or first:
+                flush()
+        except BaseException:
+            try:
+                self._gsp("DELETE", graph, None)
+            except StoreError:
+                log.exception("could not remove the partly loaded graph %s", graph)
+            raise
+        return n
+
+    def named_graphs(self) -> list[NamedNode]:
+        body, _ = self._request("SELECT DISTINCT ?g WHERE { GRAPH ?g { } }", _MEDIA["json"])
+        data = json.loads(body)
+        return [NamedNode(b["g"]["value"]) for b in data["results"]["bindings"] if b["g"]["type"] == "uri"]
+
+    def __repr__(self) -> str:
+        return f"RemoteStore({self.endpoint!r})"
+
+
