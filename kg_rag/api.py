@@ -1,0 +1,212 @@
+"""The Python API: :class:`KnowledgeGraph` — load, index, annotate, ask, explain.
+
+The CLI, the service and the LangChain adapter are thin layers over this class.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from . import provenance
+from .analysis import Decided, Unit, decide
+from .documents import SourceDocument, read_documents
+from .errors import InputError, NotFoundError
+from .explain import Explanation, explain
+from .indexer import IndexReport, index_documents
+from .model import Answer, MentionReport
+from .namespaces import KGR
+from .retrieve import EXPANSION, QueryConcept, expand, rank
+from .senses.base import SenseSelector
+from .senses.factory import make_selector
+from .settings import Settings, settings
+from .store import Change, Store, open_store
+from .text import nfc, strip_bidi
+
+log = logging.getLogger(__name__)
+
+MAX_QUESTION_CHARS = 2000
+
+
+class KnowledgeGraph:
+    """One store and the pipeline over it. Thread-compatible for reads; one writer at a time."""
+
+    def __init__(self, store: Store, config: Settings | None = None) -> None:
+        self.store = store
+        self.settings = config or settings()
+        self._annotator: Any = None
+        self._annotator_version: object = None
+        self._selectors: dict[str, SenseSelector | None] = {}
+
+    @classmethod
+    def open(cls, path: str | None = None, endpoint: str | None = None,
+             update_endpoint: str | None = None, config: Settings | None = None) -> KnowledgeGraph:
+        cfg = config or settings()
+        return cls(open_store(path, endpoint, update_endpoint, cfg), cfg)
+
+    def close(self) -> None:
+        self.store.close()
+
+    def __enter__(self) -> KnowledgeGraph:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # --- parts ------------------------------------------------------------------------------
+    @property
+    def annotator(self) -> Any:
+        from .annotate import Annotator
+
+        if self._annotator is None:
+            self._annotator = Annotator(self.store)
+        return self._annotator
+
+    def invalidate(self) -> None:
+        """Forget cached lexicon and selectors (after loading or dropping vocabularies)."""
+        self._annotator = None
+        self._selectors.clear()
+
+    def selector(self, wsd: str | None = None) -> SenseSelector | None:
+        mode = (wsd or self.settings.wsd).strip().lower()
+        if mode not in self._selectors:
+            self._selectors[mode] = make_selector(mode, self.store, self.settings)
+        return self._selectors[mode]
+
+    # --- vocabularies -----------------------------------------------------------------------
+    def load(self, paths: Iterable[str | Path], fmt: str = "auto", graph: str | None = None,
+             progress: Callable[[int], None] | None = None) -> list[Any]:
+        from loaders import load_file
+
+        reports = [load_file(self.store, Path(p), fmt=fmt, graph=graph, progress=progress) for p in paths]
+        self.invalidate()
+        return reports
+
+    # --- documents --------------------------------------------------------------------------
+    def index(self, paths: Iterable[str | Path], lang: str | None = None, wsd: str | None = None,
+              progress: Callable[[int], None] | None = None) -> IndexReport:
+        docs = read_documents(paths, self.settings.max_document_bytes)
+        if lang:
+            docs = [replace(d, lang=d.lang or lang) for d in docs]
+        return self.index_documents(docs, wsd=wsd, progress=progress)
+
+    def index_documents(self, docs: Sequence[SourceDocument], wsd: str | None = None,
+                        progress: Callable[[int], None] | None = None) -> IndexReport:
+        limit = self.settings.max_document_bytes
+        for d in docs:
+            if len(d.text.encode("utf-8")) > limit:
+                raise InputError(f"document {d.id!r} is over the limit of {limit} bytes "
+                                 f"(set KG_RAG_MAX_DOCUMENT_BYTES to raise it)")
+        mode = wsd or self.settings.wsd
+        if mode == "none":
+            mode = "knowledge"  # documents are always decided; --wsd none applies to matching
+        return index_documents(self.store, docs, self.annotator, self.selector(mode), progress)
+
+    def delete(self, doc_id: str) -> None:
+        iri = provenance.doc_iri(doc_id)
+        if iri not in self.store.named_graphs():
+            raise NotFoundError(f"no document with id {doc_id!r} in this store")
+        self.store.apply(Change(drop_graphs=[iri]))
+
+    def documents(self) -> list[dict[str, str]]:
+        rows = self.store.select("select-documents")
+        return [{"id": r["id"].value, "iri": r["doc"].value, "lang": r["lang"].value,
+                 "title": r["title"].value if "title" in r else ""} for r in rows]
+
+    # --- questions --------------------------------------------------------------------------
+    def _question(self, question: str, lang: str | None) -> tuple[str, str]:
+        from .langid import check_language, detect
+
+        if not isinstance(question, str) or not question.strip():
+            raise InputError("the question is empty; type a question")
+        q = nfc(strip_bidi(question)).strip()
+        if len(q) > MAX_QUESTION_CHARS:
+            raise InputError(f"the question is longer than {MAX_QUESTION_CHARS} characters")
+        if lang and lang != "auto":
+            code = check_language(lang)
+        else:
+            code = detect(q, default="en")
+        return q, code
+
+    def _analyse(self, q: str, lang: str, wsd: str, write: bool
+                 ) -> tuple[Any, list[Decided], Any]:
+        mentions = list(self.annotator.annotate(q, lang))
+        unit = Unit(0, len(q), lang, q, mentions)
+        selector = self.selector("knowledge" if wsd == "none" else wsd) if wsd != "none" else None
+        outcome = decide(self.store, [unit], selector)
+        iri = provenance.question_iri(q, lang, wsd)
+        if write:
+            quads = provenance.text_owner_quads(iri, KGR.Question, iri.value.rsplit("/", 1)[-1], q, lang, "", "")
+            for d in outcome.decided:
+                quads += provenance.annotation_quads(iri, iri, None, d.mention, d.chosen_concepts,
+                                                     d.decision, d.reused)
+            self.store.apply(Change(drop_graphs=[iri], insert=quads + outcome.decision_quads))
+        return iri, outcome.decided, outcome
+
+    def annotate(self, text: str, lang: str | None = None, wsd: str | None = None) -> list[MentionReport]:
+        """Mentions of ``text`` with candidates and chosen senses (decisions are recorded)."""
+        q, code = self._question(text, lang)
+        mode = wsd or self.settings.wsd
+        _, decided, _ = self._analyse(q, code, mode, write=mode != "none")
+        return [_report(d, None) for d in decided]
+
+    def ask(self, question: str, lang: str | None = None, k: int = 10, wsd: str | None = None,
+            focus: tuple[int, int] | None = None, expansion: dict[str, float] | None = None,
+            exclude_ids: Iterable[str] = ()) -> Answer:
+        """Annotate the question, decide its senses, rank documents by the chosen concepts."""
+        t0 = time.perf_counter()
+        if not isinstance(k, int) or k < 1 or k > 1000:
+            raise InputError("k must be an integer between 1 and 1000")
+        mode = (wsd or self.settings.wsd).strip().lower()
+        q, code = self._question(question, lang)
+        if focus is not None:
+            s, e = focus
+            if not (0 <= s < e <= len(q)):
+                raise InputError(f"focus {s}:{e} is outside the question (0:{len(q)})")
+        iri, decided, outcome = self._analyse(q, code, mode, write=True)
+        t1 = time.perf_counter()
+        if not decided:
+            raise InputError("no known concept in the question; rephrase it or load a vocabulary "
+                             "that covers its words")
+        concepts: dict[str, QueryConcept] = {}
+        for d in decided:
+            is_focus = focus is not None and d.mention.start < focus[1] and focus[0] < d.mention.end
+            cs = d.mention.concepts if mode == "none" else d.chosen_concepts
+            dec = d.decision.value if d.decision is not None else None
+            for c in cs:
+                w = 1.0 if mode != "none" else 1.0 / len(cs)
+                prev = concepts.get(c)
+                if prev is None or prev.weight < w or (is_focus and not prev.focus):
+                    concepts[c] = QueryConcept(c, w, is_focus or (prev.focus if prev else False), dec)
+        weights = EXPANSION if expansion is None else expansion
+        expanded = expand(self.store, concepts.values(), weights)
+        results = rank(self.store, expanded, k, code, by_candidates=(mode == "none"),
+                       exclude_ids=frozenset(exclude_ids))
+        t2 = time.perf_counter()
+        return Answer(
+            question=q, question_iri=iri.value, lang=code,
+            mentions=tuple(_report(d, None) for d in decided), results=tuple(results), wsd=mode,
+            llm_calls=outcome.llm_calls, tokens_in=outcome.tokens_in, tokens_out=outcome.tokens_out,
+            timings_ms={"analyse": (t1 - t0) * 1000, "retrieve": (t2 - t1) * 1000},
+        )
+
+    def explain(self, iri: str) -> Explanation:
+        return explain(self.store, iri)
+
+    def stats(self) -> dict[str, Any]:
+        rows = self.store.select("select-named-graphs")
+        graphs = {r["g"].value: int(r["n"].value) for r in rows}
+        return {"graphs": graphs, "triples": sum(graphs.values()),
+                "documents": sum(1 for g in graphs if g.startswith(provenance.doc_iri("").value))}
+
+
+def _report(d: Decided, _: object) -> MentionReport:
+    return MentionReport(
+        mention=d.mention, selection=d.selection,
+        decision=d.decision.value if d.decision is not None else None,
+        annotation=None, reused=d.reused,
+    )

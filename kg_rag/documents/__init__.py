@@ -1,0 +1,5 @@
+"""Documents: reading files into :class:`SourceDocument` and splitting them into passages."""
+
+from .readers import SourceDocument, doc_from_record, iter_paragraphs, read_documents
+
+__all__ = ["SourceDocument", "doc_from_record", "iter_paragraphs", "read_documents"]

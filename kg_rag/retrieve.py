@@ -1,0 +1,144 @@
+"""Rank documents by concepts: chosen senses of the question, SKOS/WordNet expansion at lower
+weight, concept rarity (idf) — language-independent, because documents meet the question on
+concepts, not words. Documents are matched on their *chosen* concepts when a selector decided
+them, or on all their candidates for label matching (``wsd="none"``); never by a rejected sense.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+
+from pyoxigraph import NamedNode
+
+from .model import MatchedConcept, Result
+from .store import Store, Values
+from .text import base_language
+
+#: weight of an expansion relative to the concept it expands
+EXPANSION = {"broader": 0.5, "narrower": 0.5, "hypernym": 0.5, "hyponym": 0.5,
+             "instance_hypernym": 0.5, "instance_hyponym": 0.5,
+             "related": 0.3, "similar": 0.3, "also": 0.3}
+FOCUS_BOOST = 10.0
+
+
+@dataclass(frozen=True, slots=True)
+class QueryConcept:
+    iri: str
+    weight: float
+    focus: bool = False
+    decision: str | None = None
+
+
+def expand(store: Store, concepts: Iterable[QueryConcept],
+           weights: Mapping[str, float] = EXPANSION) -> list[QueryConcept]:
+    """Add neighbours of the concepts at ``weights`` × their weight (max over paths)."""
+    base = {c.iri: c for c in concepts}
+    if not base or not any(weights.values()):
+        return list(base.values())
+    rows = store.select("select-concept-neighbours",
+                        values=Values.column("concept", [NamedNode(i) for i in base]))
+    best: dict[str, QueryConcept] = dict(base)
+    for r in rows:
+        src = base[r["concept"].value]
+        rel = r["rel"].value.rsplit("#", 1)[-1]
+        w = weights.get(rel, 0.0) * src.weight
+        n = r["neighbour"].value
+        if w <= 0:
+            continue
+        cur = best.get(n)
+        if cur is None or (cur.iri not in base and cur.weight < w):
+            best[n] = QueryConcept(n, w, src.focus, src.decision)
+    return list(best.values())
+
+
+def concept_labels(store: Store, iris: Iterable[str], lang: str) -> dict[str, str]:
+    """A display label per concept, preferring ``lang``, then English, then any."""
+    iris = list(dict.fromkeys(iris))
+    if not iris:
+        return {}
+    rows = store.select("select-concept-labels", values=Values.column("concept", [NamedNode(i) for i in iris]))
+    rank_kind = {"pref": 0, "alt": 1, "lemma": 2}
+    best: dict[str, tuple[tuple[int, int, str], str]] = {}
+    for r in rows:
+        lit = r["label"]
+        tag = base_language(getattr(lit, "language", None))
+        lang_rank = 0 if tag == lang else 1 if tag == "en" else 2
+        key = (lang_rank, rank_kind.get(r["kind"].value, 3), lit.value)
+        c = r["concept"].value
+        if c not in best or key < best[c][0]:
+            best[c] = (key, lit.value)
+    return {c: v[1] for c, v in best.items()}
+
+
+def rank(store: Store, concepts: list[QueryConcept], k: int, lang: str, by_candidates: bool,
+         exclude_ids: frozenset[str] = frozenset()) -> list[Result]:
+    """The top ``k`` documents for weighted query concepts."""
+    if not concepts or k <= 0:
+        return []
+    weight = {c.iri: c for c in concepts}
+    query = "select-documents-by-candidate" if by_candidates else "select-documents-by-body"
+    rows = store.select(query, values=Values.column("concept", [NamedNode(c) for c in weight]))
+    n_rows = store.select("select-document-count")
+    total = int(n_rows[0]["n"].value) if n_rows else 0
+    df: dict[str, set[str]] = defaultdict(set)
+    hits: dict[str, dict[str, list[tuple[int, int, int, int]]]] = defaultdict(lambda: defaultdict(list))
+    for r in rows:
+        c, d = r["concept"].value, r["doc"].value
+        df[c].add(d)
+        hits[d][c].append((int(r["start"].value), int(r["end"].value),
+                           int(r["pstart"].value), int(r["pend"].value)))
+    scored: list[tuple[float, str]] = []
+    for d, per_concept in hits.items():
+        s = 0.0
+        for c, spans in per_concept.items():
+            qc = weight[c]
+            idf = math.log(1.0 + total / max(1, len(df[c])))
+            tf = len({(a, b) for a, b, _, _ in spans})
+            s += qc.weight * (FOCUS_BOOST if qc.focus else 1.0) * idf * (1.0 + math.log(tf))
+        scored.append((s, d))
+    scored.sort(key=lambda x: (-x[0], x[1]))
+    texts = {}
+    want = [d for _, d in scored[: k + len(exclude_ids)]]
+    if want:
+        for r in store.select("select-document-texts", values=Values.column("doc", [NamedNode(d) for d in want])):
+            texts[r["doc"].value] = r
+    labels = concept_labels(store, [c for d in want for c in hits[d]], lang)
+    results: list[Result] = []
+    for s, d in scored:
+        if len(results) >= k:
+            break
+        info = texts.get(d)
+        if info is None:
+            continue
+        doc_id = info["id"].value
+        if doc_id in exclude_ids:
+            continue
+        results.append(_result(d, s, info, hits[d], weight, labels))
+    return results
+
+
+def _result(doc: str, score: float, info: Mapping[str, object],
+            per_concept: Mapping[str, list[tuple[int, int, int, int]]],
+            weight: Mapping[str, QueryConcept], labels: Mapping[str, str]) -> Result:
+    # the passage with the most matched weight
+    by_passage: dict[tuple[int, int], float] = defaultdict(float)
+    for c, spans in per_concept.items():
+        for _, _, ps, pe in spans:
+            by_passage[(ps, pe)] += weight[c].weight * (FOCUS_BOOST if weight[c].focus else 1.0)
+    ps, pe = max(by_passage, key=lambda p: (by_passage[p], -p[0]))
+    text = info["text"].value  # type: ignore[attr-defined]
+    highlights = sorted({(a - ps, b - ps) for spans in per_concept.values()
+                         for a, b, s0, _ in spans if s0 == ps})
+    concepts = tuple(sorted(
+        (MatchedConcept(c, labels.get(c, c.rsplit("/", 1)[-1]), weight[c].weight) for c in per_concept),
+        key=lambda m: (-m.weight, m.iri)))
+    decisions = tuple(sorted({weight[c].decision for c in per_concept if weight[c].decision}))  # type: ignore[misc]
+    title = info["title"].value if "title" in info else ""  # type: ignore[attr-defined]
+    return Result(
+        doc_id=info["id"].value, doc_iri=doc, score=round(score, 6),  # type: ignore[attr-defined]
+        lang=info["lang"].value, title=title, passage=text[ps:pe], passage_start=ps,  # type: ignore[attr-defined]
+        highlights=tuple(highlights), concepts=concepts, decisions=decisions,
+    )
