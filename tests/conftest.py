@@ -6,6 +6,7 @@ import os
 from pathlib import Path
 
 import pytest
+from oxigraph_server import oxigraph_url  # noqa: F401 - session fixture: a real `oxigraph serve`
 
 from kg_rag.store import EmbeddedStore
 

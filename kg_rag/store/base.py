@@ -75,6 +75,8 @@ class Store(ABC):
         if q.is_update != update:
             raise QueryError(f"{name} is {'an update' if q.is_update else 'a query'}")
         q.check_inputs(set(bind or {}) | set(values.variables if values else ()))
+        for value in (bind or {}).values():
+            term(value)  # same refusal on both stores: only NamedNode/Literal can be bound
         return q
 
     # --- writes ----------------------------------------------------------------------------

@@ -68,7 +68,7 @@ class EmbeddedStore(Store):
             return self._store.query(text, substitutions=subs or None)
         except SyntaxError as e:
             raise QueryError(f"{q.name}: {e}") from None
-        except OSError as e:
+        except (OSError, RuntimeError) as e:
             raise StoreError(f"{q.name} failed on the store: {e}") from None
 
     def _select(self, q: queries.Query, bind: Mapping[str, Term], values: Values | None) -> list[Row]:
@@ -103,7 +103,7 @@ class EmbeddedStore(Store):
             res = self._store.query(text)
         except SyntaxError as e:
             raise QueryError(f"malformed query: {e}") from None
-        except OSError as e:
+        except (OSError, RuntimeError) as e:
             raise StoreError(f"query failed: {e}") from None
         buf = io.BytesIO()
         if isinstance(res, QueryTriples):
@@ -124,7 +124,8 @@ class EmbeddedStore(Store):
             self._store.update(text)
         except SyntaxError as e:
             raise QueryError(f"malformed update: {e}") from None
-        except OSError as e:
+        except (OSError, RuntimeError) as e:
+            # pyoxigraph runs one update request as one transaction: a failure writes nothing
             raise StoreError(f"update failed, nothing was written: {e}") from None
 
     def run_update(self, name: str, bind: Mapping[str, Term] | None = None,
@@ -139,7 +140,8 @@ class EmbeddedStore(Store):
             batch.append(Quad(q.subject, q.predicate, q.object, graph))
         try:
             if len(batch) <= BULK_THRESHOLD:
-                # one transaction: the old graph is replaced atomically
+                # drop, then one transaction for the new quads (readers may briefly see the
+                # graph empty; on failure it is dropped below)
                 self._store.update(f"DROP SILENT GRAPH {graph}")  # rendered from a NamedNode
                 self._store.extend(batch)
                 if progress:
@@ -161,7 +163,8 @@ class EmbeddedStore(Store):
         return len(batch)
 
     def named_graphs(self) -> list[NamedNode]:
-        return [g for g in self._store.named_graphs() if isinstance(g, NamedNode)]
+        graphs = [g for g in self._store.named_graphs() if isinstance(g, NamedNode)]
+        return sorted(graphs, key=lambda g: g.value)
 
     def close(self) -> None:
         try:

@@ -6,6 +6,7 @@ content), or not of the media type asked for, raises :class:`StoreError` — nev
 
 from __future__ import annotations
 
+import http.client
 import json
 import logging
 import urllib.error
@@ -15,7 +16,7 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from pyoxigraph import BlankNode, Literal, NamedNode, Quad, Triple
-from SPARQLWrapper import JSON, N3, POST, SPARQLWrapper
+from SPARQLWrapper import JSON, POST, TURTLE, SPARQLWrapper
 from SPARQLWrapper.SPARQLExceptions import SPARQLWrapperException
 
 from .. import queries
@@ -85,37 +86,52 @@ class RemoteStore(Store):
         w.setMethod(POST)
         return w
 
-    def _request(self, text: str, accept: str) -> tuple[bytes, str]:
+    def _request(self, text: str, accept: str,
+                 allowed: tuple[str, ...] | None = None) -> tuple[bytes, str]:
+        """POST a query; return the complete body and its media type.
+
+        Anything but a complete HTTP 200 answer of an ``allowed`` media type (default: the first
+        one of ``accept``) raises :class:`StoreError`.
+        """
         w = self._wrapper(self.endpoint)
         w.setQuery(text)
-        w.setReturnFormat(JSON if "json" in accept else N3)
+        # only to keep SPARQLWrapper quiet; the Accept header below is what is sent
+        w.setReturnFormat(TURTLE if w.queryType in ("CONSTRUCT", "DESCRIBE") else JSON)
         w.addCustomHttpHeader("Accept", accept)
         try:
             result = w.query()
+            resp = result.response
+            status = getattr(resp, "status", None) or resp.getcode()
+            if status != 200:
+                raise StoreError(
+                    f"the endpoint {self.endpoint} answered HTTP {status} instead of a complete "
+                    f"200 answer; check the endpoint (partial answers are not used)")
+            body: bytes = resp.read()
         except SPARQLWrapperException as e:
             msg = str(e).splitlines()[0]
             if "QueryBadFormed" in type(e).__name__ or "400" in msg:
                 raise QueryError(f"the endpoint rejected the query: {msg}") from None
             raise StoreError(f"the endpoint {self.endpoint} failed: {msg}") from None
-        except (urllib.error.URLError, TimeoutError, OSError) as e:
-            raise StoreError(f"cannot reach {self.endpoint}: {e}") from None
-        resp = result.response
-        status = getattr(resp, "status", None) or resp.getcode()
-        if status != 200:
-            raise StoreError(f"the endpoint answered HTTP {status} (partial or unexpected answer)")
-        body: bytes = resp.read()
-        ctype = (resp.headers.get("Content-Type") or "").split(";")[0].strip()
+        except (urllib.error.URLError, http.client.HTTPException, TimeoutError, OSError) as e:
+            raise StoreError(f"cannot reach {self.endpoint} (timeout {self.timeout:g}s): "
+                             f"{type(e).__name__}: {e}") from None
+        ctype = (resp.headers.get("Content-Type") or "").split(";")[0].strip().lower()
+        allowed = allowed or (accept.split(",")[0].split(";")[0].strip(),)
+        if ctype not in allowed:
+            raise StoreError(f"the endpoint {self.endpoint} answered {ctype or 'no media type'}, "
+                             f"not {' or '.join(allowed)}")
         return body, ctype
 
     def _json(self, q: queries.Query, bind: Mapping[str, Term], values: Values | None) -> dict[str, Any]:
         merged = _merge(bind, values)
-        body, ctype = self._request(q.with_values(_block(merged)), _MEDIA["json"])
-        if "json" not in ctype:
-            raise StoreError(f"{q.name}: the endpoint answered {ctype or 'no media type'}, not JSON")
+        body, _ = self._request(q.with_values(_block(merged)), _MEDIA["json"],
+                                ("application/sparql-results+json", "application/json"))
         try:
-            data: dict[str, Any] = json.loads(body)
+            data = json.loads(body)
         except ValueError:
             raise StoreError(f"{q.name}: the endpoint's JSON answer is truncated or broken") from None
+        if not isinstance(data, dict):
+            raise StoreError(f"{q.name}: the endpoint's answer is not a SPARQL JSON result")
         return data
 
     def _select(self, q: queries.Query, bind: Mapping[str, Term], values: Values | None) -> list[Row]:
@@ -136,30 +152,40 @@ class RemoteStore(Store):
         import pyoxigraph
 
         merged = _merge(bind, values)
-        body, ctype = self._request(q.with_values(_block(merged)), _MEDIA["ntriples"])
-        if ctype not in ("application/n-triples", "text/plain"):
-            raise StoreError(f"{q.name}: the endpoint answered {ctype}, not N-Triples")
+        body, _ = self._request(q.with_values(_block(merged)), _MEDIA["ntriples"],
+                                ("application/n-triples", "text/plain"))
         try:
             return [qd.triple for qd in pyoxigraph.parse(body, pyoxigraph.RdfFormat.N_TRIPLES)]
         except SyntaxError as e:
             raise StoreError(f"{q.name}: truncated or broken N-Triples from the endpoint: {e}") from None
 
     def raw_query(self, text: str, fmt: str) -> tuple[bytes, str]:
-        return self._request(text, _MEDIA.get(fmt, _MEDIA["json"]))
+        # like the embedded store: a format that does not fit the query form falls back to
+        # JSON results (SELECT/ASK) or Turtle (CONSTRUCT/DESCRIBE)
+        if fmt in GRAPH_FORMATS:
+            wanted, fallback = _MEDIA[fmt], _MEDIA["json"]
+        else:
+            wanted, fallback = _MEDIA.get(fmt, _MEDIA["json"]), _MEDIA["turtle"]
+        return self._request(text, f"{wanted}, {fallback};q=0.1", (wanted, fallback))
 
     def execute_update(self, text: str) -> None:
         w = self._wrapper(self.update_endpoint)
         w.setQuery(text)
         try:
             result = w.query()
+            status = result.response.getcode()
+            result.response.read()
         except SPARQLWrapperException as e:
-            raise StoreError(f"update failed at {self.update_endpoint}, nothing was written: "
-                             f"{str(e).splitlines()[0]}") from None
-        except (urllib.error.URLError, TimeoutError, OSError) as e:
-            raise StoreError(f"cannot reach {self.update_endpoint}: {e}") from None
-        status = result.response.getcode()
+            msg = str(e).splitlines()[0]
+            if "QueryBadFormed" in type(e).__name__:
+                raise QueryError(f"the endpoint rejected the update: {msg}") from None
+            raise StoreError(f"update failed at {self.update_endpoint}: {msg}") from None
+        except (urllib.error.URLError, http.client.HTTPException, TimeoutError, OSError) as e:
+            raise StoreError(f"cannot reach {self.update_endpoint} (timeout {self.timeout:g}s): "
+                             f"{type(e).__name__}: {e}") from None
         if status not in (200, 204):
-            raise StoreError(f"update answered HTTP {status}")
+            raise StoreError(f"the update endpoint {self.update_endpoint} answered HTTP {status}; "
+                             f"check the store, the update may not have been applied")
 
     # --- Graph Store Protocol -------------------------------------------------------------
     def _gsp(self, method: str, graph: NamedNode, body: bytes | None) -> None:
@@ -175,8 +201,9 @@ class RemoteStore(Store):
             if method == "DELETE" and e.code == 404:
                 return
             raise StoreError(f"Graph Store {method} {graph.value} failed: HTTP {e.code}") from None
-        except (urllib.error.URLError, TimeoutError, OSError) as e:
-            raise StoreError(f"cannot reach {self.store_endpoint}: {e}") from None
+        except (urllib.error.URLError, http.client.HTTPException, TimeoutError, OSError) as e:
+            raise StoreError(f"cannot reach {self.store_endpoint} (timeout {self.timeout:g}s): "
+                             f"{type(e).__name__}: {e}") from None
 
     def load_graph(self, graph: NamedNode, quads: Iterable[Quad],
                    progress: Callable[[int], None] | None = None) -> int:
@@ -210,9 +237,9 @@ class RemoteStore(Store):
         return n
 
     def named_graphs(self) -> list[NamedNode]:
-        body, _ = self._request("SELECT DISTINCT ?g WHERE { GRAPH ?g { } }", _MEDIA["json"])
-        data = json.loads(body)
-        return [NamedNode(b["g"]["value"]) for b in data["results"]["bindings"] if b["g"]["type"] == "uri"]
+        rows = self.select("select-graph-names")
+        graphs = [r["g"] for r in rows if isinstance(r.get("g"), NamedNode)]
+        return sorted(graphs, key=lambda g: g.value)
 
     def __repr__(self) -> str:
         return f"RemoteStore({self.endpoint!r})"
