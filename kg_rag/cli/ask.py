@@ -1,0 +1,83 @@
+"""``ask``, ``annotate``, ``explain``."""
+
+from __future__ import annotations
+
+import argparse
+
+from ..api import KnowledgeGraph
+from ..errors import InputError
+from ..serialize import answer_dict, mention_dict
+from ..text import for_terminal
+from .common import print_json, store_from_args
+from .render import answer_text, mention_lines
+
+
+def _focus(value: str) -> tuple[int, int]:
+    try:
+        s, e = value.split(":")
+        return int(s), int(e)
+    except ValueError:
+        raise InputError(f"--focus wants START:END character offsets, not {value!r}") from None
+
+
+def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    p = sub.add_parser("ask", help="retrieve documents for a question by its chosen concepts")
+    p.add_argument("question")
+    p.add_argument("--lang", default="auto", help="language code or auto (default)")
+    p.add_argument("-k", type=int, default=10, help="number of documents (default 10)")
+    p.add_argument("--wsd", help="knowledge (default), llm, llm,knowledge, none, first-sense, random")
+    p.add_argument("--focus", type=str, help="START:END of the word the question is about")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_ask)
+
+    p = sub.add_parser("annotate", help="show the mentions, candidates and chosen senses of a text")
+    p.add_argument("text")
+    p.add_argument("--lang", default="auto")
+    p.add_argument("--wsd")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_annotate)
+
+    p = sub.add_parser("explain", help="explain a question, document, annotation or decision IRI")
+    p.add_argument("iri")
+    p.add_argument("--json", action="store_true", help="summary as JSON")
+    p.add_argument("--format", choices=("text", "jsonld", "turtle"), default="text")
+    p.set_defaults(func=cmd_explain)
+
+
+def cmd_ask(args: argparse.Namespace) -> int:
+    with KnowledgeGraph(store_from_args(args)) as kg:
+        focus = _focus(args.focus) if args.focus else None
+        answer = kg.ask(args.question, lang=args.lang, k=args.k, wsd=args.wsd, focus=focus)
+        if args.json:
+            print_json(answer_dict(answer))
+        else:
+            print(answer_text(kg.store, answer))
+    return 0
+
+
+def cmd_annotate(args: argparse.Namespace) -> int:
+    from ..retrieve import concept_labels
+
+    with KnowledgeGraph(store_from_args(args)) as kg:
+        reports = kg.annotate(args.text, lang=args.lang, wsd=args.wsd)
+        if args.json:
+            print_json([mention_dict(r) for r in reports])
+        else:
+            lang = reports[0].mention.lang if reports else "en"
+            labels = concept_labels(kg.store, [c.concept for r in reports for c in r.mention.candidates], lang)
+            print(for_terminal("\n".join(mention_lines(reports, labels)) or "no mentions"))
+    return 0
+
+
+def cmd_explain(args: argparse.Namespace) -> int:
+    with KnowledgeGraph(store_from_args(args)) as kg:
+        ex = kg.explain(args.iri)
+    if args.json:
+        print_json(ex.summary)
+    elif args.format == "jsonld":
+        print(ex.jsonld())
+    elif args.format == "turtle":
+        print(ex.turtle())
+    else:
+        print(ex.text())
+    return 0

@@ -1,0 +1,70 @@
+"""``index``, ``delete``, ``documents``."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from tqdm import tqdm
+
+from ..api import KnowledgeGraph
+from .common import print_json, progress_enabled, store_from_args
+
+
+def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    p = sub.add_parser("index", help="index documents (txt, md, html, jsonl; folders walked)")
+    p.add_argument("paths", nargs="+", metavar="PATH")
+    p.add_argument("--lang", help="language of documents that do not say (default: detected per paragraph)")
+    p.add_argument("--wsd", help="selector for ambiguous mentions (default knowledge)")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_index)
+
+    p = sub.add_parser("delete", help="remove an indexed document")
+    p.add_argument("doc_id", metavar="ID")
+    p.set_defaults(func=cmd_delete)
+
+    p = sub.add_parser("documents", help="list indexed documents")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_documents)
+
+
+def cmd_index(args: argparse.Namespace) -> int:
+    from ..documents import read_documents
+
+    with KnowledgeGraph(store_from_args(args)) as kg:
+        docs = read_documents(args.paths, kg.settings.max_document_bytes)
+        if args.lang:
+            from dataclasses import replace
+
+            docs = [replace(d, lang=d.lang or args.lang) for d in docs]
+        bar = tqdm(total=len(docs), unit="doc", disable=not progress_enabled(), file=sys.stderr)
+        try:
+            rep = kg.index_documents(docs, wsd=args.wsd, progress=bar.update)
+        finally:
+            bar.close()
+    if args.json:
+        print_json(rep.__dict__ if hasattr(rep, "__dict__") else {f: getattr(rep, f) for f in rep.__slots__})
+    else:
+        langs = ", ".join(f"{k} {v}" for k, v in sorted(rep.languages.items()))
+        print(f"indexed {rep.documents} documents ({rep.passages} passages; {langs}) in {rep.seconds:.1f} s: "
+              f"{rep.mentions} mentions, {rep.ambiguous} ambiguous, {rep.decided} decided, "
+              f"{rep.reused} decisions reused")
+    return 0
+
+
+def cmd_delete(args: argparse.Namespace) -> int:
+    with KnowledgeGraph(store_from_args(args)) as kg:
+        kg.delete(args.doc_id)
+    print(f"deleted {args.doc_id}")
+    return 0
+
+
+def cmd_documents(args: argparse.Namespace) -> int:
+    with KnowledgeGraph(store_from_args(args)) as kg:
+        docs = kg.documents()
+    if args.json:
+        print_json(docs)
+    else:
+        for d in docs:
+            print(f"{d['id']}\t{d['lang']}\t{d['title']}")
+    return 0

@@ -1,0 +1,65 @@
+"""Terminal rendering of answers and mention reports (Hebrew shown by the terminal's own bidi;
+no raw bidi controls printed)."""
+
+from __future__ import annotations
+
+from ..model import Answer, MentionReport
+from ..retrieve import concept_labels
+from ..store import Store
+from ..text import for_terminal
+
+
+def mention_lines(reports: tuple[MentionReport, ...] | list[MentionReport], labels: dict[str, str]) -> list[str]:
+    out = []
+    for r in reports:
+        m = r.mention
+        if not m.ambiguous:
+            c = m.candidates[0]
+            out.append(f"  “{m.text}” [{m.start}:{m.end}] → {labels.get(c.concept, c.concept)}")
+            continue
+        sel = r.selection
+        head = f"  “{m.text}” [{m.start}:{m.end}] ambiguous, {len(m.concepts)} senses"
+        if sel is not None:
+            head += f" — {sel.agent.name} selector" + (" (reused decision)" if r.reused else "")
+        out.append(head)
+        scores = dict(sel.scores) if sel else {}
+        for c in sorted(m.candidates, key=lambda c: -scores.get(c.id, 0.0)):
+            mark = "✔" if sel is not None and sel.chosen is not None and sel.chosen.id == c.id else " "
+            score = f"{scores[c.id]:.3f}" if c.id in scores else "  -  "
+            out.append(f"     {mark} {score}  {labels.get(c.concept, c.concept)}  ({c.lemma}, {c.matched_by})")
+        if sel is not None and sel.chosen is None:
+            out.append(f"     unresolved: {sel.reason}")
+        elif sel is not None and sel.llm is not None and sel.llm.rationale:
+            out.append(f"     rationale: {sel.llm.rationale}")
+        if r.decision:
+            out.append(f"     decision <{r.decision}>")
+    return out
+
+
+def answer_text(store: Store, a: Answer, passages: bool = True) -> str:
+    iris = [c.concept for r in a.mentions for c in r.mention.candidates]
+    labels = concept_labels(store, iris, a.lang)
+    lines = [f"question [{a.lang}] ({a.wsd}): {a.question}", f"  <{a.question_iri}>"]
+    lines += mention_lines(a.mentions, labels)
+    if not a.results:
+        lines.append("  no documents match the chosen concepts")
+    for i, r in enumerate(a.results, 1):
+        via = ", ".join(c.label for c in r.concepts[:4])
+        lines.append(f"  {i:2d}. {r.score:7.3f}  {r.doc_id} [{r.lang}] {r.title} — via {via}")
+        if passages:
+            lines.append(f"        {_highlight(r.passage, r.highlights)}")
+    if a.llm_calls:
+        lines.append(f"  LLM: {a.llm_calls} call(s), {a.tokens_in} tokens in, {a.tokens_out} out")
+    return for_terminal("\n".join(lines))
+
+
+def _highlight(text: str, spans: tuple[tuple[int, int], ...]) -> str:
+    out, pos = [], 0
+    for s, e in sorted(spans):
+        if s < pos:
+            continue
+        out += [text[pos:s], "[", text[s:e], "]"]
+        pos = e
+    out.append(text[pos:])
+    s = "".join(out).replace("\n", " ")
+    return s if len(s) <= 240 else s[:237] + "…"

@@ -1,0 +1,58 @@
+"""Plain-JSON forms of answers and mention reports (CLI --json, REST API, LangChain metadata)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .model import Answer, Candidate, MentionReport, Result
+
+
+def candidate_dict(c: Candidate, scores: dict[str, float] | None = None) -> dict[str, Any]:
+    d: dict[str, Any] = {"id": c.id, "concept": c.concept, "sense": c.sense, "lemma": c.lemma,
+                         "lang": c.lang, "rank": c.rank, "sense_key": c.sense_key, "ili": c.ili,
+                         "pos": c.pos, "matched_by": c.matched_by}
+    if scores is not None:
+        d["score"] = round(scores.get(c.id, 0.0), 6)
+    return d
+
+
+def mention_dict(r: MentionReport) -> dict[str, Any]:
+    m = r.mention
+    sel = r.selection
+    scores = dict(sel.scores) if sel else None
+    out: dict[str, Any] = {
+        "text": m.text, "start": m.start, "end": m.end, "lang": m.lang, "ambiguous": m.ambiguous,
+        "candidates": [candidate_dict(c, scores) for c in m.candidates],
+        "decision": r.decision, "reused": r.reused,
+    }
+    if sel is not None:
+        out["chosen"] = candidate_dict(sel.chosen) if sel.chosen else None
+        out["confidence"] = round(sel.confidence, 6)
+        out["selector"] = {"name": sel.agent.name, "version": sel.agent.version, "model": sel.agent.model}
+        if sel.reason:
+            out["reason"] = sel.reason
+        if sel.llm is not None:
+            out["rationale"] = sel.llm.rationale
+    elif not m.ambiguous and m.candidates:
+        out["chosen"] = candidate_dict(m.candidates[0])
+    return out
+
+
+def result_dict(r: Result) -> dict[str, Any]:
+    return {
+        "id": r.doc_id, "iri": r.doc_iri, "score": r.score, "lang": r.lang, "title": r.title,
+        "passage": r.passage, "passage_start": r.passage_start,
+        "highlights": [list(h) for h in r.highlights],
+        "concepts": [{"iri": c.iri, "label": c.label, "weight": c.weight} for c in r.concepts],
+        "decisions": list(r.decisions),
+    }
+
+
+def answer_dict(a: Answer) -> dict[str, Any]:
+    return {
+        "question": a.question, "question_iri": a.question_iri, "lang": a.lang, "wsd": a.wsd,
+        "mentions": [mention_dict(m) for m in a.mentions],
+        "results": [result_dict(r) for r in a.results],
+        "llm": {"calls": a.llm_calls, "tokens_in": a.tokens_in, "tokens_out": a.tokens_out},
+        "timings_ms": {k: round(v, 2) for k, v in a.timings_ms.items()},
+    }
