@@ -112,6 +112,12 @@ class KnowledgeGraph:
             raise NotFoundError(f"no document with id {doc_id!r} in this store")
         self.store.apply(Change(drop_graphs=[iri]))
 
+    def delete_many(self, doc_ids: Iterable[str]) -> None:
+        """Remove documents in one update (ids not in the store are ignored)."""
+        graphs = [provenance.doc_iri(i) for i in doc_ids]
+        if graphs:
+            self.store.apply(Change(drop_graphs=graphs))
+
     def documents(self) -> list[dict[str, str]]:
         rows = self.store.select("select-documents")
         return [{"id": r["id"].value, "iri": r["doc"].value, "lang": r["lang"].value,

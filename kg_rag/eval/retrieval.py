@@ -1,0 +1,210 @@
+"""``kg-rag eval retrieval``: BEIR-layout retrieval evaluation of label matching vs sense selection.
+
+The corpus is indexed into the store (its own document graphs, removed afterwards unless
+``keep``); every query is asked in its language, with its ``metadata.start/end`` as the focus when
+present; a corpus document with the query's own ``_id`` is excluded (BEIR ignore-identical-ids).
+Other metadata (gold senses, lemmas) is never read.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import math
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..api import KnowledgeGraph
+from ..documents import SourceDocument
+from ..errors import InputError, KgRagError
+from ..text import nfc
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True, slots=True)
+class BeirQuery:
+    id: str
+    text: str
+    lang: str | None
+    focus: tuple[int, int] | None
+
+
+@dataclass(frozen=True, slots=True)
+class BeirSet:
+    corpus: tuple[SourceDocument, ...]
+    queries: tuple[BeirQuery, ...]
+    qrels: dict[str, dict[str, int]]
+    problems: tuple[str, ...] = ()
+
+
+def _jsonl(path: Path) -> list[tuple[int, dict[str, Any]]]:
+    if not path.is_file():
+        raise InputError(f"{path}: missing (a BEIR folder has corpus.jsonl, queries.jsonl, qrels/test.tsv)")
+    out = []
+    for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            out.append((n, json.loads(line)))
+        except ValueError as e:
+            raise InputError(f"{path}:{n}: not valid JSON ({e.msg})") from None
+    return out
+
+
+def read_beir(folder: str | Path, default_lang: str | None = None) -> BeirSet:
+    d = Path(folder)
+    problems: list[str] = []
+    corpus = []
+    for n, rec in _jsonl(d / "corpus.jsonl"):
+        if "_id" not in rec or not isinstance(rec.get("text"), str):
+            raise InputError(f"{d / 'corpus.jsonl'}:{n}: needs \"_id\" and \"text\"")
+        lang = (rec.get("metadata") or {}).get("lang") or default_lang
+        if lang is None:
+            problems.append(f"corpus {rec['_id']}: no lang, detected")
+        text = nfc(rec["text"])
+        title = nfc(rec.get("title") or "")
+        corpus.append(SourceDocument(str(rec["_id"]), text, lang, title, "beir"))
+    queries = []
+    for n, rec in _jsonl(d / "queries.jsonl"):
+        if "_id" not in rec or not isinstance(rec.get("text"), str):
+            raise InputError(f"{d / 'queries.jsonl'}:{n}: needs \"_id\" and \"text\"")
+        meta = rec.get("metadata") or {}
+        focus = None
+        if isinstance(meta.get("start"), int) and isinstance(meta.get("end"), int):
+            focus = (meta["start"], meta["end"])
+        queries.append(BeirQuery(str(rec["_id"]), nfc(rec["text"]), meta.get("lang") or default_lang, focus))
+    if not queries:
+        raise InputError(f"{d / 'queries.jsonl'}: no queries")
+    if not corpus:
+        raise InputError(f"{d / 'corpus.jsonl'}: no documents")
+    qrels: dict[str, dict[str, int]] = {}
+    qfile = d / "qrels" / "test.tsv"
+    if not qfile.is_file():
+        raise InputError(f"{qfile}: missing")
+    for n, line in enumerate(qfile.read_text(encoding="utf-8").splitlines(), 1):
+        parts = line.strip().split("\t")
+        if not parts or parts[0] in ("", "query-id"):
+            continue
+        if len(parts) < 3:
+            raise InputError(f"{qfile}:{n}: expected query-id, corpus-id, score")
+        try:
+            qrels.setdefault(parts[0], {})[parts[1]] = int(float(parts[2]))
+        except ValueError:
+            raise InputError(f"{qfile}:{n}: score {parts[2]!r} is not a number") from None
+    qids = {q.id for q in queries}
+    unknown = set(qrels) - qids
+    if unknown:
+        problems.append(f"{len(unknown)} qrels name unknown queries (ignored)")
+    return BeirSet(tuple(corpus), tuple(queries), qrels, tuple(problems))
+
+
+# --- metrics ------------------------------------------------------------------------------
+def ndcg_at(ranked: Sequence[str], rel: dict[str, int], k: int) -> float:
+    dcg = sum((2 ** rel.get(d, 0) - 1) / math.log2(i + 2) for i, d in enumerate(ranked[:k]))
+    ideal = sorted((g for g in rel.values() if g > 0), reverse=True)[:k]
+    idcg = sum((2 ** g - 1) / math.log2(i + 2) for i, g in enumerate(ideal))
+    return dcg / idcg if idcg else 0.0
+
+
+def precision_at(ranked: Sequence[str], rel: dict[str, int], k: int) -> float:
+    return sum(1 for d in ranked[:k] if rel.get(d, 0) > 0) / k
+
+
+def mrr_at(ranked: Sequence[str], rel: dict[str, int], k: int) -> float:
+    for i, d in enumerate(ranked[:k]):
+        if rel.get(d, 0) > 0:
+            return 1.0 / (i + 1)
+    return 0.0
+
+
+def recall_at(ranked: Sequence[str], rel: dict[str, int], k: int) -> float:
+    n = sum(1 for g in rel.values() if g > 0)
+    return sum(1 for d in ranked[:k] if rel.get(d, 0) > 0) / n if n else 0.0
+
+
+def score_run(run: dict[str, list[str]], qrels: dict[str, dict[str, int]], k: int = 10) -> dict[str, float]:
+    qs = [q for q in run if any(g > 0 for g in qrels.get(q, {}).values())]
+    if not qs:
+        return {"ndcg@10": 0.0, "p@1": 0.0, "p@5": 0.0, "mrr@10": 0.0, "recall@10": 0.0, "judged": 0}
+    def avg(f: Callable[[list[str], dict[str, int]], float]) -> float:
+        return round(sum(f(run[q], qrels[q]) for q in qs) / len(qs), 4)
+    return {
+        f"ndcg@{k}": avg(lambda r, g: ndcg_at(r, g, k)),
+        "p@1": avg(lambda r, g: precision_at(r, g, 1)),
+        "p@5": avg(lambda r, g: precision_at(r, g, 5)),
+        f"mrr@{k}": avg(lambda r, g: mrr_at(r, g, k)),
+        f"recall@{k}": avg(lambda r, g: recall_at(r, g, k)),
+        "judged": len(qs),
+    }
+
+
+def bm25_run(data: BeirSet, k: int) -> dict[str, list[str]]:
+    try:
+        import bm25s
+    except ImportError as e:  # pragma: no cover - eval extra
+        raise KgRagError("the BM25 reference row needs bm25s: pip install 'kg-rag[eval]'") from e
+    ids = [d.id for d in data.corpus]
+    retriever = bm25s.BM25()
+    retriever.index(bm25s.tokenize([d.text for d in data.corpus], show_progress=False), show_progress=False)
+    run: dict[str, list[str]] = {}
+    n = len(ids)
+    for q in data.queries:
+        toks = bm25s.tokenize([q.text], show_progress=False)
+        docs, _ = retriever.retrieve(toks, k=min(n, k + 1), show_progress=False)
+        run[q.id] = [ids[i] for i in docs[0] if ids[i] != q.id][:k]
+    return run
+
+
+@dataclass(slots=True)
+class RetrievalReport:
+    queries: int
+    modes: dict[str, dict[str, float]] = field(default_factory=dict)
+    failures: dict[str, int] = field(default_factory=dict)
+    llm: dict[str, dict[str, int]] = field(default_factory=dict)
+    seconds: dict[str, float] = field(default_factory=dict)
+    problems: list[str] = field(default_factory=list)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"queries": self.queries, "modes": self.modes, "failures": self.failures,
+                "llm": self.llm, "seconds": self.seconds, "problems": self.problems}
+
+
+def evaluate_retrieval(kg: KnowledgeGraph, folder: str | Path, modes: Sequence[str], k: int = 10,
+                       keep: bool = False, progress: Callable[[int], None] | None = None) -> RetrievalReport:
+    data = read_beir(folder)
+    rep = RetrievalReport(len(data.queries), problems=list(data.problems))
+    t0 = time.perf_counter()
+    kg.index_documents(data.corpus)
+    rep.seconds["index"] = round(time.perf_counter() - t0, 2)
+    corpus_ids = {d.id for d in data.corpus}
+    try:
+        for mode in modes:
+            t1 = time.perf_counter()
+            if mode == "bm25":
+                run = bm25_run(data, k)
+            else:
+                run, failed, calls, tin, tout = {}, 0, 0, 0, 0
+                for q in data.queries:
+                    try:
+                        a = kg.ask(q.text, lang=q.lang, k=k, wsd=mode, focus=q.focus, exclude_ids={q.id})
+                        run[q.id] = [r.doc_id for r in a.results if r.doc_id in corpus_ids]
+                        calls, tin, tout = calls + a.llm_calls, tin + a.tokens_in, tout + a.tokens_out
+                    except InputError as e:  # a query with no known concept ranks nothing; counted
+                        log.info("query %s: %s", q.id, e)
+                        run[q.id] = []
+                        failed += 1
+                    if progress:
+                        progress(1)
+                rep.failures[mode] = failed
+                if calls:
+                    rep.llm[mode] = {"calls": calls, "tokens_in": tin, "tokens_out": tout}
+            rep.modes[mode] = score_run(run, data.qrels, k)
+            rep.seconds[mode] = round(time.perf_counter() - t1, 2)
+    finally:
+        if not keep:
+            kg.delete_many(d.id for d in data.corpus)
+    return rep
