@@ -22,9 +22,13 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from kg_rag.senses.llm import LLMSenseSelector
 
 Script = Callable[[dict[str, Any]], "Reply"]
+KEY = "sk-test-secret-key-123"
 
 
 @dataclass
@@ -147,7 +151,8 @@ class LlmServer:
                 except ValueError:
                     body = {}
                 with server._lock:
-                    server.requests.append(Recorded(self.path, dict(self.headers), body))
+                    server.requests.append(Recorded(
+                        self.path, {k.lower(): v for k, v in self.headers.items()}, body))
                     if not self.path.endswith("/chat/completions"):
                         reply = Reply(status=404, raw='{"error": {"message": "not found"}}')
                     elif server.rejects_response_format and "response_format" in body:
@@ -197,7 +202,8 @@ class LlmServer:
 
         self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self._httpd.daemon_threads = True
-        threading.Thread(target=self._httpd.serve_forever, daemon=True).start()
+        threading.Thread(target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05},
+                         daemon=True).start()
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -211,3 +217,19 @@ def serve(script: Script | Reply | list[Script | Reply] | None = None,
     """Generator form for pytest fixtures: ``yield from serve(...)``."""
     with LlmServer(script, **kw) as srv:
         yield srv
+
+
+def llm_env(srv: LlmServer, **extra: str) -> dict[str, str]:
+    """Environment variables pointing kg-rag at ``srv`` (for CLI and API tests)."""
+    return {"KG_RAG_LLM_BASE_URL": srv.url, "KG_RAG_LLM_API_KEY": KEY,
+            "KG_RAG_LLM_MODEL": "test-model", "KG_RAG_LLM_TIMEOUT": "5", **extra}
+
+
+def selector_for(srv: LlmServer, **kw: object) -> LLMSenseSelector:
+    """An LLMSenseSelector (real openai client) talking to ``srv``; ``kw`` override settings."""
+    from kg_rag.senses.llm import LLMSenseSelector
+    from kg_rag.settings import Settings
+
+    base = Settings(llm_base_url=srv.url, llm_api_key=KEY, llm_model="test-model",
+                    llm_timeout=5.0, llm_retries=2, llm_deadline=20.0)
+    return LLMSenseSelector.from_settings(base.with_(**kw))
