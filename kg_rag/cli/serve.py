@@ -1,0 +1,46 @@
+"""``serve``: the SPARQL endpoint, REST API and explanation page over one store."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+
+from ..settings import settings
+from .common import store_from_args
+
+log = logging.getLogger(__name__)
+
+
+def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    p = sub.add_parser("serve", help="serve /sparql, the REST API and the explanation page")
+    p.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
+    p.add_argument("--port", type=int, default=8000, help="port (default 8000)")
+    p.add_argument("--allow-updates", action="store_true",
+                   help="accept SPARQL updates at /sparql (needs KG_RAG_SERVICE_TOKEN)")
+    p.add_argument("--slots", type=int, default=4,
+                   help="public SPARQL queries running at once (default 4)")
+    p.set_defaults(func=cmd_serve)
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    import uvicorn
+
+    from ..api import KnowledgeGraph
+    from ..service import create_app
+
+    cfg = settings()
+    if args.allow_updates:
+        cfg = cfg.with_(allow_updates=True)
+    store = store_from_args(args)  # an embedded store in use elsewhere: StoreLockedError here
+    kg = KnowledgeGraph(store, cfg)
+    try:
+        app = create_app(kg, cfg, slots=max(1, args.slots))
+        print(f"kg-rag: serving {store.kind} store {store.location} on "
+              f"http://{args.host}:{args.port}/ (SPARQL at /sparql"
+              f"{', updates on' if cfg.allow_updates else ''})", file=sys.stderr)
+        uvicorn.run(app, host=args.host, port=args.port, log_level="warning",
+                    access_log=False, timeout_graceful_shutdown=5)
+    finally:
+        kg.close()
+    return 0

@@ -1,0 +1,89 @@
+"""The Starlette application: SPARQL endpoint, REST API, explanation page, OpenAPI description.
+
+The service keeps no state beside the store (and caches derived from it); with the embedded store
+this process owns the store, and the public ``/sparql`` queries run in forked children of it
+(:mod:`.worker`). Build it with :func:`create_app` and run it with uvicorn (``kg-rag serve``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import threading
+from collections.abc import AsyncIterator
+from typing import Any
+
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+
+from ..api import KnowledgeGraph
+from ..errors import ConfigError, QueryError, StoreError
+from ..settings import Settings
+from ..store import EmbeddedStore, RemoteStore, Store
+from .problems import HANDLERS
+from .sparql_endpoint import SparqlService
+from .worker import Executor, ForkExecutor, RemoteExecutor
+
+log = logging.getLogger(__name__)
+
+
+def make_executor(store: Store, config: Settings) -> Executor:
+    if isinstance(store, EmbeddedStore):
+        return ForkExecutor(store.oxigraph, config.query_timeout)
+    if isinstance(store, RemoteStore):
+        return RemoteExecutor(store.endpoint, config.query_timeout)
+    raise ConfigError(f"the service cannot run public queries on a {type(store).__name__}")
+
+
+def make_updater(kg: KnowledgeGraph) -> Any:
+    store = kg.store
+
+    def update(text: str, base_iri: str | None) -> None:
+        if isinstance(store, EmbeddedStore):
+            try:
+                store.oxigraph.update(text, base_iri=base_iri)
+            except SyntaxError as e:
+                raise QueryError(f"malformed update: {e}") from None
+            except OSError as e:
+                raise StoreError(f"update failed, nothing was written: {e}") from None
+        else:
+            store.execute_update(text)
+        kg.invalidate()  # vocabularies may have changed
+
+    return update
+
+
+def create_app(kg: KnowledgeGraph, config: Settings | None = None, *, slots: int = 4,
+               warm: bool = True) -> Starlette:
+    """The ASGI app over ``kg`` (its store and pipeline). ``slots``: concurrent /sparql queries."""
+    cfg = config or kg.settings
+    if cfg.allow_updates and not cfg.service_token:
+        raise ConfigError("updates are enabled but KG_RAG_SERVICE_TOKEN is not set; set it to a "
+                          "long random string (clients send it as a Bearer token)")
+    sparql = SparqlService(cfg, make_executor(kg.store, cfg), make_updater(kg), slots=slots)
+
+    from .page import page_routes
+    from .rest import RestApi
+
+    rest = RestApi(kg, cfg)
+
+    async def health(request: Request) -> Response:
+        return JSONResponse({"status": "ok", "store": kg.store.kind,
+                             "updates": cfg.allow_updates, "ready": rest.ready.is_set()})
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        if warm:
+            threading.Thread(target=rest.warm_up, name="kg-rag-warm-up", daemon=True).start()
+        else:
+            rest.ready.set()
+        yield
+
+    routes = [Route("/health", health, methods=["GET"]), *sparql.routes(), *rest.routes(),
+              *page_routes(kg, cfg)]
+    app = Starlette(routes=routes, exception_handlers=HANDLERS, lifespan=lifespan)
+    app.state.kg = kg
+    app.state.sparql = sparql
+    return app

@@ -1,0 +1,161 @@
+"""The OpenAPI 3.0 description of the REST API, served at ``/openapi.json``.
+
+Written by hand next to the handlers (:mod:`.rest`), checked against the running service by
+schemathesis in the tests.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from typing import Any
+
+from .. import __version__
+
+_PROBLEM = {"$ref": "#/components/schemas/Problem"}
+
+
+def _problems(*codes: int) -> dict[str, Any]:
+    text = {400: "bad input", 401: "missing or wrong bearer token", 403: "forbidden",
+            404: "not found", 406: "not acceptable", 413: "request too large",
+            415: "unsupported media type", 429: "rate limited", 500: "internal error",
+            502: "sense selection failed", 503: "store unavailable"}
+    return {str(c): {"description": text[c],
+                     "content": {"application/problem+json": {"schema": _PROBLEM}}} for c in codes}
+
+
+def _json(schema: dict[str, Any], description: str = "OK") -> dict[str, Any]:
+    return {"description": description, "content": {"application/json": {"schema": schema}}}
+
+
+def _obj(props: dict[str, Any], required: tuple[str, ...] = (), extra: bool = True) -> dict[str, Any]:
+    d: dict[str, Any] = {"type": "object", "properties": props, "additionalProperties": extra}
+    if required:
+        d["required"] = list(required)
+    return d
+
+
+_S = {"type": "string"}
+_NS = {"type": "string", "nullable": True}
+_I = {"type": "integer"}
+_N = {"type": "number"}
+_B = {"type": "boolean"}
+
+SCHEMAS: dict[str, Any] = {
+    "Problem": _obj({"type": _S, "title": _S, "status": _I, "detail": _S}, ("title", "status")),
+    "Candidate": _obj({"id": _S, "concept": _S, "sense": _NS, "lemma": _S, "lang": _S,
+                       "rank": {"type": "integer", "nullable": True}, "sense_key": _NS,
+                       "ili": _NS, "pos": _NS, "matched_by": _S, "score": _N},
+                      ("id", "concept")),
+    "Mention": _obj({
+        "text": _S, "start": _I, "end": _I, "lang": _S, "ambiguous": _B,
+        "candidates": {"type": "array", "items": {"$ref": "#/components/schemas/Candidate"}},
+        "chosen": {"allOf": [{"$ref": "#/components/schemas/Candidate"}], "nullable": True},
+        "confidence": _N, "decision": _NS, "reused": _B,
+        "selector": _obj({"name": _S, "version": _S, "model": _NS}),
+        "reason": _S, "rationale": _S,
+    }, ("text", "start", "end", "candidates")),
+    "Result": _obj({
+        "id": _S, "iri": _S, "score": _N, "lang": _S, "title": _S, "passage": _S,
+        "passage_start": _I,
+        "highlights": {"type": "array", "items": {"type": "array", "items": _I}},
+        "concepts": {"type": "array", "items": _obj({"iri": _S, "label": _S, "weight": _N})},
+        "decisions": {"type": "array", "items": _S},
+    }, ("id", "iri", "score", "passage")),
+    "Answer": _obj({
+        "question": _S, "question_iri": _S, "lang": _S, "wsd": _S,
+        "mentions": {"type": "array", "items": {"$ref": "#/components/schemas/Mention"}},
+        "results": {"type": "array", "items": {"$ref": "#/components/schemas/Result"}},
+        "llm": _obj({"calls": _I, "tokens_in": _I, "tokens_out": _I}),
+        "timings_ms": {"type": "object", "additionalProperties": _N},
+    }, ("question", "question_iri", "mentions", "results")),
+    "AskRequest": _obj({
+        "question": {"type": "string", "minLength": 1, "maxLength": 2000},
+        "language": {"type": "string", "description": "BCP 47 code or 'auto'"},
+        "k": {"type": "integer", "minimum": 1, "maximum": 1000, "default": 10},
+        "wsd": {"type": "string", "description": "knowledge, llm, llm,knowledge, none, ..."},
+        "focus": {"type": "array", "items": _I, "minItems": 2, "maxItems": 2,
+                  "description": "[start, end) offsets of the word the question is about"},
+    }, ("question",)),
+    "AnnotateRequest": _obj({"text": {"type": "string", "minLength": 1, "maxLength": 2000},
+                             "language": _S, "wsd": _S}, ("text",)),
+    "DocumentInput": _obj({"id": _S, "text": _S, "lang": _S, "title": _S,
+                           "metadata": {"type": "object"}}, ("id", "text")),
+}
+
+
+@lru_cache(maxsize=1)
+def openapi_document() -> dict[str, Any]:
+    bearer = [{"bearer": []}]
+    return {
+        "openapi": "3.0.3",
+        "info": {"title": "kg-rag", "version": __version__,
+                 "description": "Knowledge-graph retrieval with explainable word-sense selection. "
+                                "The whole graph is also at /sparql (SPARQL 1.1 Protocol)."},
+        "paths": {
+            "/health": {"get": {"operationId": "health", "responses": {
+                "200": _json(_obj({"status": _S, "store": _S, "updates": _B, "ready": _B},
+                                  ("status",)))}}},
+            "/stats": {"get": {"operationId": "stats", "responses": {
+                "200": _json(_obj({"graphs": {"type": "object", "additionalProperties": _I},
+                                   "triples": _I, "documents": _I})),
+                **_problems(503)}}},
+            "/ask": {"post": {
+                "operationId": "ask", "summary": "Rank documents by the chosen concepts of a question",
+                "requestBody": {"required": True, "content": {"application/json": {
+                    "schema": {"$ref": "#/components/schemas/AskRequest"}}}},
+                "responses": {"200": _json({"$ref": "#/components/schemas/Answer"}),
+                              **_problems(400, 413, 415, 429, 500, 502, 503)}}},
+            "/annotate": {"post": {
+                "operationId": "annotate", "summary": "Mentions, candidates and chosen senses",
+                "requestBody": {"required": True, "content": {"application/json": {
+                    "schema": {"$ref": "#/components/schemas/AnnotateRequest"}}}},
+                "responses": {"200": _json(_obj({
+                    "text": _S, "lang": _S,
+                    "mentions": {"type": "array", "items": {"$ref": "#/components/schemas/Mention"}},
+                }, ("mentions",))), **_problems(400, 413, 415, 429, 500, 502, 503)}}},
+            "/explain": {"get": {
+                "operationId": "explain",
+                "summary": "The explanation graph of a question, document, annotation or decision",
+                "parameters": [{"name": "iri", "in": "query", "required": True, "schema": _S}],
+                "responses": {"200": {"description": "summary, readable text and JSON-LD graph",
+                                      "content": {
+                                          "application/json": {"schema": _obj(
+                                              {"iri": _S, "summary": {"type": "object"},
+                                               "text": _S, "graph": {}}, ("iri", "summary"))},
+                                          "text/html": {"schema": _S},
+                                          "application/ld+json": {"schema": {}},
+                                          "text/turtle": {"schema": _S}}},
+                              **_problems(400, 404, 503)}}},
+            "/documents": {
+                "get": {"operationId": "listDocuments", "responses": {
+                    "200": _json(_obj({"documents": {"type": "array", "items": _obj(
+                        {"id": _S, "iri": _S, "lang": _S, "title": _S})}})),
+                    **_problems(503)}},
+                "post": {
+                    "operationId": "addDocuments", "security": bearer,
+                    "summary": "Index documents (JSON, or files as multipart field 'file')",
+                    "parameters": [{"name": "wsd", "in": "query", "schema": _S}],
+                    "requestBody": {"required": True, "content": {
+                        "application/json": {"schema": {"oneOf": [
+                            {"$ref": "#/components/schemas/DocumentInput"},
+                            _obj({"documents": {"type": "array", "minItems": 1, "items": {
+                                "$ref": "#/components/schemas/DocumentInput"}}}, ("documents",))]}},
+                        "multipart/form-data": {"schema": _obj({
+                            "file": {"type": "array", "items": {"type": "string",
+                                                               "format": "binary"}},
+                            "lang": _S}, ("file",))}}},
+                    "responses": {"201": _json(_obj({"documents": _I, "ids": {
+                        "type": "array", "items": _S}}), "indexed"),
+                        **_problems(400, 401, 403, 413, 415, 502, 503)}}},
+            "/documents/{doc_id}": {"delete": {
+                "operationId": "deleteDocument", "security": bearer,
+                "parameters": [{"name": "doc_id", "in": "path", "required": True, "schema": _S}],
+                "responses": {"204": {"description": "deleted"},
+                              **_problems(401, 403, 404, 503)}}},
+        },
+        "components": {
+            "schemas": SCHEMAS,
+            "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer",
+                                           "description": "KG_RAG_SERVICE_TOKEN"}},
+        },
+    }

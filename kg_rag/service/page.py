@@ -1,0 +1,211 @@
+"""The explanation page (``GET /``): a question box and, for a question, its mentions, each
+ambiguous mention's candidate senses (definition, score, the chosen one with its selector, an
+LLM's rationale and model) and the retrieved documents with the matched passages highlighted.
+
+Server-rendered, no JavaScript, no external resources; every text is HTML-escaped and stripped of
+raw bidi controls, and every text element gets ``dir="auto"`` so Hebrew and Arabic read
+right-to-left. Each element links to ``/explain?iri=…`` for its IRI.
+"""
+
+from __future__ import annotations
+
+import html
+import logging
+from typing import Any
+from urllib.parse import quote, urlencode
+
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, Response
+from starlette.routing import Route
+
+from ..api import KnowledgeGraph
+from ..errors import KgRagError
+from ..serialize import answer_dict
+from ..settings import Settings
+from ..text import strip_bidi
+
+log = logging.getLogger(__name__)
+
+CSS = """
+body{font:16px/1.45 system-ui,sans-serif;margin:0 auto;max-width:60rem;padding:1rem;color:#222}
+h1{font-size:1.4rem}h2{font-size:1.15rem;margin-top:1.6rem}
+form{display:flex;gap:.5rem;flex-wrap:wrap}input[name=q]{flex:1 1 24rem;font-size:1.1rem;padding:.4rem}
+select,button{font-size:1rem;padding:.3rem}
+.q{font-size:1.5rem;padding:.6rem;background:#f6f6f6;border-radius:.4rem}
+mark{background:#fde68a;padding:0 .1rem;border-radius:.2rem}mark a{color:inherit;text-decoration:none}
+.mention{border:1px solid #ddd;border-radius:.4rem;padding:.5rem .8rem;margin:.6rem 0}
+table{border-collapse:collapse;width:100%}td,th{padding:.25rem .4rem;border-bottom:1px solid #eee;
+text-align:start;vertical-align:top}tr.chosen{background:#ecfdf5;font-weight:600}
+.score{font-variant-numeric:tabular-nums;white-space:nowrap}.muted{color:#666;font-size:.9rem}
+.result{border-inline-start:4px solid #93c5fd;padding:.2rem .8rem;margin:.8rem 0}
+.error{background:#fee2e2;padding:.6rem;border-radius:.4rem}
+"""
+LANGS = ("auto", "he", "en", "de", "fr", "es", "ar")
+SELECTORS = ("", "knowledge", "llm", "llm,knowledge", "first-sense", "none")
+
+
+def esc(value: object) -> str:
+    """HTML-escaped text without raw bidi controls."""
+    return html.escape(strip_bidi(str(value)), quote=True)
+
+
+def explain_href(iri: str) -> str:
+    return "/explain?" + urlencode({"iri": iri}, quote_via=quote)
+
+
+def link(iri: str | None, text: str, cls: str = "") -> str:
+    if not iri:
+        return esc(text)
+    c = f' class="{cls}"' if cls else ""
+    return f'<a{c} href="{esc(explain_href(iri))}" title="{esc(iri)}">{esc(text)}</a>'
+
+
+def highlighted(text: str, spans: list[tuple[int, int, str | None]]) -> str:
+    """``text`` with the (start, end, iri) spans wrapped in <mark> (overlaps are skipped)."""
+    out: list[str] = []
+    pos = 0
+    for start, end, iri in sorted(spans):
+        if start < pos or end > len(text) or start >= end:
+            continue
+        out.append(esc(text[pos:start]))
+        inner = link(iri, text[start:end]) if iri else esc(text[start:end])
+        out.append(f"<mark>{inner}</mark>")
+        pos = end
+    out.append(esc(text[pos:]))
+    return "".join(out)
+
+
+def layout(title: str, body: str) -> str:
+    return (f'<!doctype html>\n<html lang="en"><head><meta charset="utf-8">'
+            f'<meta name="viewport" content="width=device-width, initial-scale=1">'
+            f"<title>{esc(title)}</title><style>{CSS}</style></head><body>"
+            f'<h1><a href="/">kg-rag</a> — explainable retrieval</h1>{body}'
+            f'<p class="muted">Everything here is in the knowledge graph: '
+            f'<a href="/sparql">SPARQL endpoint</a> · <a href="/openapi.json">REST API</a></p>'
+            f"</body></html>")
+
+
+def question_form(q: str, lang: str, wsd: str) -> str:
+    langs = "".join(f'<option{" selected" if x == lang else ""}>{esc(x)}</option>' for x in LANGS)
+    sels = "".join(f'<option value="{esc(x)}"{" selected" if x == wsd else ""}>'
+                   f'{esc(x or "default selector")}</option>' for x in SELECTORS)
+    return (f'<form method="get" action="/"><input name="q" dir="auto" value="{esc(q)}" '
+            f'placeholder="Ask in any language" aria-label="question" required>'
+            f'<select name="lang" aria-label="language">{langs}</select>'
+            f'<select name="wsd" aria-label="sense selector">{sels}</select>'
+            f"<button>Ask</button></form>")
+
+
+def _decisions_by_span(summary: dict[str, Any]) -> dict[tuple[int, int], dict[str, Any]]:
+    out = {}
+    for m in summary.get("mentions", []):
+        if "start" in m and m.get("decision"):
+            out[(m["start"], m["end"])] = m["decision"]
+    return out
+
+
+def mention_block(m: dict[str, Any], dec: dict[str, Any] | None, labels: dict[str, str]) -> str:
+    chosen = (m.get("chosen") or {}).get("concept")
+    head = (f'<div class="mention"><div><b dir="auto">{link(m.get("decision"), m["text"])}</b> '
+            f'<span class="muted">[{m["start"]}–{m["end"]}] '
+            f'{"ambiguous, " + str(len(m["candidates"])) + " candidates" if m.get("ambiguous") else "one reading"}'
+            f"</span></div>")
+    defs = {c["concept"]: c for c in (dec or {}).get("candidates", [])}
+    rows = []
+    for c in m["candidates"]:
+        d = defs.get(c["concept"], {})
+        label = d.get("label") or labels.get(c["concept"]) or c.get("lemma") or c["concept"]
+        is_chosen = c["concept"] == chosen
+        mark = "✓ " if is_chosen else ""
+        score = c.get("score", d.get("score"))
+        rows.append(
+            f'<tr class="{"chosen" if is_chosen else ""}"><td>{mark}{link(c["concept"], label)}'
+            f'{" " + link(c.get("sense"), "sense", "muted") if c.get("sense") else ""}</td>'
+            f'<td dir="auto">{esc(d.get("definition", ""))}</td>'
+            f'<td class="score">{"" if score is None else f"{float(score):.3f}"}</td></tr>')
+    table = ('<table><tr><th>sense</th><th>definition</th><th>score</th></tr>'
+             + "".join(rows) + "</table>")
+    sel = m.get("selector")
+    who = ""
+    if sel:
+        who = (f'<p>chosen by <b>{esc(sel.get("name"))}</b> selector v{esc(sel.get("version"))}'
+               + (f', model <b>{esc(sel["model"])}</b>' if sel.get("model") else "")
+               + (f', confidence {float(m["confidence"]):.2f}' if m.get("confidence") is not None
+                  else "")
+               + (" (decision reused)" if m.get("reused") else "") + "</p>")
+        if m.get("rationale"):
+            who += f'<p dir="auto">rationale: {esc(m["rationale"])}</p>'
+        if m.get("reason"):
+            who += f'<p class="muted" dir="auto">{esc(m["reason"])}</p>'
+    return head + table + who + "</div>"
+
+
+def result_block(r: dict[str, Any]) -> str:
+    spans = [(s, e, None) for s, e in r.get("highlights", [])]
+    concepts = ", ".join(link(c["iri"], c.get("label") or c["iri"]) for c in r.get("concepts", []))
+    return (f'<div class="result"><div><b dir="auto">{link(r["iri"], r.get("title") or r["id"])}'
+            f'</b> <span class="muted">{esc(r["id"])} · {esc(r.get("lang", ""))} · score '
+            f'{float(r["score"]):.3f}</span></div>'
+            f'<p dir="auto" class="passage">{highlighted(r.get("passage", ""), spans)}</p>'
+            f'<div class="muted">via {concepts or "—"}</div></div>')
+
+
+def answer_page(q: str, lang: str, wsd: str, answer: dict[str, Any],
+                summary: dict[str, Any], labels: dict[str, str]) -> str:
+    decisions = _decisions_by_span(summary)
+    spans = [(m["start"], m["end"], m.get("decision") or (m.get("chosen") or {}).get("concept"))
+             for m in answer["mentions"]]
+    parts = [question_form(q, lang, wsd),
+             f'<h2>Question <span class="muted">({esc(answer["lang"])}, selector '
+             f'{esc(answer["wsd"])}) {link(answer["question_iri"], "explain")}</span></h2>',
+             f'<p class="q" dir="auto">{highlighted(answer["question"], spans)}</p>',
+             "<h2>Mentions and senses</h2>"]
+    parts += [mention_block(m, decisions.get((m["start"], m["end"])), labels)
+              for m in answer["mentions"]]
+    parts.append(f'<h2>Documents ({len(answer["results"])})</h2>')
+    parts += [result_block(r) for r in answer["results"]] or ['<p>No document matched.</p>']
+    return layout(f"kg-rag: {q}", "".join(parts))
+
+
+def error_page(q: str, lang: str, wsd: str, err: KgRagError) -> str:
+    return layout("kg-rag", question_form(q, lang, wsd)
+                  + f'<p class="error" dir="auto"><b>{esc(err.title)}</b>: {esc(err)}</p>')
+
+
+def explanation_page(summary: dict[str, Any], text: str) -> str:
+    root = summary.get("root", "")
+    return layout(f"explain {root}",
+                  f'<h2>Explanation of {link(root, root)}</h2>'
+                  f'<pre dir="auto" style="white-space:pre-wrap">{esc(text)}</pre>')
+
+
+def page_routes(kg: KnowledgeGraph, config: Settings) -> list[Route]:
+    def compute(q: str, lang: str, wsd: str) -> tuple[dict[str, Any], dict[str, Any], dict[str, str]]:
+        from ..retrieve import concept_labels
+
+        answer = kg.ask(q, lang=None if lang == "auto" else lang, k=5, wsd=wsd or None)
+        summary = kg.explain(answer.question_iri).summary
+        concepts = [c.concept for r in answer.mentions for c in r.mention.candidates]
+        labels = concept_labels(kg.store, concepts, answer.lang)
+        return answer_dict(answer), summary, labels
+
+    async def index(request: Request) -> Response:
+        q = request.query_params.get("q", "")
+        lang = request.query_params.get("lang", "auto")
+        wsd = request.query_params.get("wsd", "")
+        lang = lang if lang in LANGS else "auto"
+        wsd = wsd if wsd in SELECTORS else ""
+        if not q.strip():
+            return HTMLResponse(layout("kg-rag", question_form("", lang, wsd)
+                                       + '<p class="muted">Try: <a href="/?q=%D7%94%D7%A4%D7%99'
+                                       '%D7%A8%D7%95%D7%AA%20%D7%94%D7%A2%D7%9E%D7%99%D7%A1%D7'
+                                       '%95%20%D7%A2%D7%9C%20%D7%94%D7%91%D7%93%D7%99%D7%9D" '
+                                       'dir="rtl">הפירות העמיסו על הבדים</a></p>'))
+        try:
+            answer, summary, labels = await run_in_threadpool(compute, q, lang, wsd)
+        except KgRagError as e:
+            return HTMLResponse(error_page(q, lang, wsd, e), status_code=e.http_status)
+        return HTMLResponse(answer_page(q, lang, wsd, answer, summary, labels))
+
+    return [Route("/", index, methods=["GET"])]

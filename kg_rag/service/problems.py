@@ -1,0 +1,76 @@
+"""Errors as RFC 9457 (7807) problem+json: ``{type, title, status, detail}``.
+
+Every :class:`kg_rag.errors.KgRagError` maps through its ``http_status`` and ``title``; Starlette's
+HTTP errors keep their status; anything unexpected becomes a 500 problem without a traceback (the
+traceback goes to the log) and the service stays up.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+
+from ..errors import KgRagError, RateLimitedError
+
+log = logging.getLogger(__name__)
+
+PROBLEM = "application/problem+json"
+
+
+class ProblemResponse(JSONResponse):
+    media_type = PROBLEM
+
+    def render(self, content: Any) -> bytes:
+        import json
+
+        return json.dumps(content, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+
+
+def problem(status: int, title: str, detail: str = "", headers: dict[str, str] | None = None,
+            **extra: Any) -> Response:
+    body: dict[str, Any] = {"type": "about:blank", "title": title, "status": status}
+    if detail:
+        body["detail"] = detail
+    body.update(extra)
+    return ProblemResponse(body, status_code=status, headers=headers)
+
+
+def from_error(err: KgRagError) -> Response:
+    headers: dict[str, str] = {}
+    if isinstance(err, RateLimitedError) and err.retry_after:
+        headers["Retry-After"] = str(max(1, int(round(err.retry_after))))
+    extra = getattr(err, "problem_headers", None)
+    if isinstance(extra, dict):
+        headers.update(extra)
+    return problem(err.http_status, err.title, str(err), headers or None)
+
+
+async def on_kg_rag_error(request: Request, exc: Exception) -> Response:
+    assert isinstance(exc, KgRagError)
+    if exc.http_status >= 500:
+        log.warning("%s %s: %s", request.method, request.url.path, exc)
+    return from_error(exc)
+
+
+async def on_http_error(request: Request, exc: Exception) -> Response:
+    assert isinstance(exc, HTTPException)
+    headers = dict(exc.headers or {})
+    title = {404: "not found", 405: "method not allowed"}.get(exc.status_code, "HTTP error")
+    return problem(exc.status_code, title, str(exc.detail or ""), headers or None)
+
+
+async def on_unexpected(request: Request, exc: Exception) -> Response:
+    log.error("unexpected error on %s %s", request.method, request.url.path, exc_info=exc)
+    return problem(500, "internal error",
+                   "the service hit an unexpected error; it was logged and the service is still up")
+
+
+HANDLERS: dict[Any, Any] = {
+    KgRagError: on_kg_rag_error,
+    HTTPException: on_http_error,
+    Exception: on_unexpected,
+}

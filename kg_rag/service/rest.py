@@ -1,0 +1,242 @@
+"""The REST API over :class:`kg_rag.api.KnowledgeGraph`.
+
+``POST /annotate``, ``POST /ask``, ``GET /explain``, ``GET|POST /documents``,
+``DELETE /documents/{id}`` (writes need the bearer token), ``GET /stats``, ``GET /openapi.json``.
+Pipeline calls run in worker threads; errors become problem+json (:mod:`.problems`).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import tempfile
+import threading
+from pathlib import Path
+from typing import Any
+
+from starlette.concurrency import run_in_threadpool
+from starlette.datastructures import UploadFile
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, JSONResponse, Response
+from starlette.routing import Route
+
+from ..api import KnowledgeGraph
+from ..documents import SourceDocument, doc_from_record, read_documents
+from ..errors import InputError
+from ..serialize import answer_dict, mention_dict
+from ..settings import Settings
+from .bodies import UnsupportedMediaType, media_type, read_body
+from .openapi import openapi_document
+from .sparql_endpoint import check_token
+
+JSON_LIMIT = 64 * 1024          # /ask and /annotate bodies
+MAX_UPLOAD_FILES = 20
+_SAFE_NAME = re.compile(r"[^\w.\-]+")
+
+
+class RestApi:
+    def __init__(self, kg: KnowledgeGraph, config: Settings) -> None:
+        self.kg = kg
+        self.config = config
+        self.ready = threading.Event()
+        self._warm_lock = threading.Lock()
+        self._write_lock = threading.Lock()   # one indexing/deleting writer at a time
+
+    # --- warm-up: build the lexicon once, before (or at) the first question ----------------
+    def warm_up(self) -> None:
+        with self._warm_lock:
+            if self.ready.is_set():
+                return
+            try:
+                _ = self.kg.annotator
+                self.kg.selector()
+            except Exception:  # noqa: BLE001 - the first request reports the error properly
+                import logging
+
+                logging.getLogger(__name__).warning("warm-up failed", exc_info=True)
+            finally:
+                self.ready.set()
+
+    def _call(self, fn: Any, *args: Any, **kwargs: Any) -> Any:
+        if not self.ready.is_set():
+            self.warm_up()
+        return fn(*args, **kwargs)
+
+    # --- endpoints ------------------------------------------------------------------------
+    async def annotate(self, request: Request) -> Response:
+        body = await _json_object(request, JSON_LIMIT)
+        text = _str(body, "text", required=True)
+        reports = await run_in_threadpool(self._call, self.kg.annotate, text,
+                                          _str(body, "language"), _str(body, "wsd"))
+        lang = reports[0].mention.lang if reports else (_str(body, "language") or "")
+        return JSONResponse({"text": text, "lang": lang,
+                             "mentions": [mention_dict(r) for r in reports]})
+
+    async def ask(self, request: Request) -> Response:
+        body = await _json_object(request, JSON_LIMIT)
+        answer = await run_in_threadpool(self._call, self.kg.ask, **ask_arguments(body))
+        return JSONResponse(answer_dict(answer))
+
+    async def explain(self, request: Request) -> Response:
+        """JSON (summary, readable text, JSON-LD graph); HTML for browsers; Turtle/JSON-LD raw."""
+        iri = request.query_params.get("iri", "")
+        if not iri:
+            raise InputError("missing 'iri' query parameter")
+        ex = await run_in_threadpool(self._call, self.kg.explain, iri)
+        want = preferred(request.headers.get("accept", ""),
+                         ("application/json", "text/html", "application/ld+json", "text/turtle"))
+        if want == "text/html":
+            from .page import explanation_page
+
+            return HTMLResponse(explanation_page(ex.summary, ex.text()))
+        if want == "application/ld+json":
+            return Response(ex.jsonld(), media_type="application/ld+json")
+        if want == "text/turtle":
+            return Response(ex.turtle(), media_type="text/turtle; charset=utf-8")
+        return JSONResponse({"iri": ex.root, "summary": ex.summary, "text": ex.text(),
+                             "graph": json.loads(ex.jsonld())})
+
+    async def list_documents(self, request: Request) -> Response:
+        docs = await run_in_threadpool(self.kg.documents)
+        return JSONResponse({"documents": docs})
+
+    async def add_documents(self, request: Request) -> Response:
+        check_token(request, self.config.service_token)
+        limit = 2 * self.config.max_document_bytes + 65_536
+        mtype, _ = media_type(request)
+        if mtype == "application/json":
+            docs = _json_documents(await _json_object(request, limit), self.config.max_document_bytes)
+        elif mtype == "multipart/form-data":
+            await read_body(request, limit)
+            docs = await self._uploaded_documents(request)
+        else:
+            raise UnsupportedMediaType("POST documents as application/json or multipart/form-data")
+        wsd = request.query_params.get("wsd") or None
+        report = await run_in_threadpool(self._write, self.kg.index_documents, docs, wsd)
+        return JSONResponse({"documents": report.documents, "passages": report.passages,
+                             "mentions": report.mentions, "ambiguous": report.ambiguous,
+                             "decided": report.decided, "reused": report.reused,
+                             "languages": report.languages, "seconds": round(report.seconds, 3),
+                             "ids": [d.id for d in docs]}, status_code=201)
+
+    async def delete_document(self, request: Request) -> Response:
+        check_token(request, self.config.service_token)
+        doc_id = request.path_params["doc_id"]
+        await run_in_threadpool(self._write, self.kg.delete, doc_id)
+        return Response(status_code=204)
+
+    async def stats(self, request: Request) -> Response:
+        return JSONResponse(await run_in_threadpool(self.kg.stats))
+
+    async def openapi(self, request: Request) -> Response:
+        return JSONResponse(openapi_document())
+
+    def _write(self, fn: Any, *args: Any) -> Any:
+        with self._write_lock:
+            return self._call(fn, *args)
+
+    async def _uploaded_documents(self, request: Request) -> list[SourceDocument]:
+        limit = self.config.max_document_bytes
+        async with request.form(max_files=MAX_UPLOAD_FILES, max_fields=20,
+                                max_part_size=limit + 1024) as form:
+            files = [f for f in form.getlist("file") if isinstance(f, UploadFile)]
+            if not files:
+                raise InputError("upload the documents as form field 'file' (one or more)")
+            lang = form.get("lang")
+            with tempfile.TemporaryDirectory(prefix="kgr-upload-") as tmp:
+                paths = []
+                for f in files:
+                    name = _SAFE_NAME.sub("_", Path(f.filename or "upload.txt").name).strip("._")
+                    path = Path(tmp) / (name or "upload.txt")
+                    if path.exists():
+                        raise InputError(f"two uploaded files are named {name!r}")
+                    path.write_bytes(await f.read(limit + 1))
+                    paths.append(path)
+                docs = await run_in_threadpool(read_documents, paths, limit)
+        if isinstance(lang, str) and lang:
+            docs = [SourceDocument(d.id, d.text, d.lang or lang, d.title, d.source, d.metadata)
+                    for d in docs]
+        return docs
+
+    def routes(self) -> list[Route]:
+        return [
+            Route("/annotate", self.annotate, methods=["POST"]),
+            Route("/ask", self.ask, methods=["POST"]),
+            Route("/explain", self.explain, methods=["GET"]),
+            Route("/documents", self.list_documents, methods=["GET"]),
+            Route("/documents", self.add_documents, methods=["POST"]),
+            Route("/documents/{doc_id:path}", self.delete_document, methods=["DELETE"]),
+            Route("/stats", self.stats, methods=["GET"]),
+            Route("/openapi.json", self.openapi, methods=["GET"]),
+        ]
+
+
+def preferred(accept: str, offered: tuple[str, ...]) -> str:
+    """The offered media type the Accept header likes best (the first offered on a tie)."""
+    best, best_q = offered[0], -1.0
+    for i, media in enumerate(offered):
+        q = 0.0
+        for part in accept.split(","):
+            fields = [f.strip() for f in part.split(";")]
+            if fields[0] in (media, "*/*", media.split("/")[0] + "/*"):
+                qv = next((f[2:] for f in fields[1:] if f.startswith("q=")), "1")
+                try:
+                    q = max(q, float(qv) - (0.001 if fields[0].endswith("*") else 0) - i * 1e-6)
+                except ValueError:
+                    continue
+        if q > best_q:
+            best, best_q = media, q
+    return best if best_q > 0 or not accept.strip() else offered[0]
+
+
+async def _json_object(request: Request, limit: int) -> dict[str, Any]:
+    mtype, _ = media_type(request)
+    if mtype != "application/json":
+        raise UnsupportedMediaType(f"send application/json, not {mtype or 'no media type'}")
+    raw = await read_body(request, limit)
+    try:
+        data = json.loads(raw)
+    except ValueError as e:
+        raise InputError(f"the body is not valid JSON ({e})") from None
+    if not isinstance(data, dict):
+        raise InputError("the body must be a JSON object")
+    return data
+
+
+def _str(body: dict[str, Any], name: str, required: bool = False) -> str | None:
+    v = body.get(name)
+    if v is None:
+        if required:
+            raise InputError(f"missing '{name}' (a string)")
+        return None
+    if not isinstance(v, str):
+        raise InputError(f"'{name}' must be a string")
+    if required and not v.strip():
+        raise InputError(f"'{name}' is empty")
+    return v
+
+
+def ask_arguments(body: dict[str, Any]) -> dict[str, Any]:
+    """Validated keyword arguments of :meth:`KnowledgeGraph.ask` from a JSON body."""
+    k = body.get("k", 10)
+    if isinstance(k, bool) or not isinstance(k, int):
+        raise InputError("'k' must be an integer between 1 and 1000")
+    focus = body.get("focus")
+    if focus is not None:
+        if (not isinstance(focus, list) or len(focus) != 2
+                or not all(isinstance(x, int) and not isinstance(x, bool) for x in focus)):
+            raise InputError("'focus' must be [start, end] character offsets")
+        focus = (focus[0], focus[1])
+    return {"question": _str(body, "question", required=True), "lang": _str(body, "language"),
+            "k": k, "wsd": _str(body, "wsd"), "focus": focus}
+
+
+def _json_documents(body: dict[str, Any], limit: int) -> list[SourceDocument]:
+    records = body["documents"] if "documents" in body else [body]
+    if not isinstance(records, list) or not records:
+        raise InputError("'documents' must be a non-empty list of {id, text} objects")
+    docs = [doc_from_record(r, f"documents[{i}]", limit) for i, r in enumerate(records)]
+    ids = [d.id for d in docs]
+    if len(set(ids)) != len(ids):
+        raise InputError("a document id appears twice in the request")
+    return docs

@@ -1,0 +1,106 @@
+"""Limits for the process that runs a public SPARQL query (a forked child, see :mod:`.worker`).
+
+* **No network**: a seccomp filter makes ``socket()`` fail with EPERM for every address family
+  except AF_UNIX, so even a ``SERVICE`` clause that got past :mod:`.guard` cannot fetch a URL.
+* **Memory**: the address space may grow by a bounded amount only; a query that needs more fails
+  in the child (which dies) instead of starving the service.
+* **CPU priority**: the child runs niced, so the REST pipeline keeps its share of the cores.
+
+Everything here is Linux-specific and best effort elsewhere (a warning is logged once).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import logging
+import os
+import platform
+import resource
+import struct
+
+log = logging.getLogger(__name__)
+
+# seccomp constants (linux/seccomp.h, linux/filter.h, linux/audit.h)
+_PR_SET_NO_NEW_PRIVS = 38
+_PR_SET_SECCOMP = 22
+_SECCOMP_MODE_FILTER = 2
+_SECCOMP_RET_ALLOW = 0x7FFF0000
+_SECCOMP_RET_ERRNO = 0x00050000
+_EPERM = 1
+_AF_UNIX = 1
+_BPF_LD_W_ABS = 0x20
+_BPF_JEQ_K = 0x15
+_BPF_RET_K = 0x06
+# machine → (audit arch, socket syscall number)
+_ARCH = {
+    "x86_64": (0xC000003E, 41),
+    "aarch64": (0xC00000B7, 198),
+}
+
+
+class _SockFprog(ctypes.Structure):
+    _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
+
+
+def _program(arch: int, nr_socket: int) -> bytes:
+    def ins(code: int, jt: int, jf: int, k: int) -> bytes:
+        return struct.pack("HBBI", code, jt, jf, k)
+
+    return b"".join([
+        ins(_BPF_LD_W_ABS, 0, 0, 4),                   # A = seccomp_data.arch
+        ins(_BPF_JEQ_K, 1, 0, arch),                   # our arch? skip the next
+        ins(_BPF_RET_K, 0, 0, _SECCOMP_RET_ERRNO | _EPERM),  # foreign ABI: refuse
+        ins(_BPF_LD_W_ABS, 0, 0, 0),                   # A = seccomp_data.nr
+        ins(_BPF_JEQ_K, 0, 3, nr_socket),              # socket()? else allow
+        ins(_BPF_LD_W_ABS, 0, 0, 16),                  # A = args[0] (address family)
+        ins(_BPF_JEQ_K, 1, 0, _AF_UNIX),               # AF_UNIX is allowed
+        ins(_BPF_RET_K, 0, 0, _SECCOMP_RET_ERRNO | _EPERM),
+        ins(_BPF_RET_K, 0, 0, _SECCOMP_RET_ALLOW),
+    ])
+
+
+def deny_network() -> bool:
+    """Forbid new network sockets in this process for good. True when the filter is in place."""
+    spec = _ARCH.get(platform.machine())
+    if spec is None or not hasattr(ctypes, "CDLL"):
+        return False
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        prog = _program(*spec)
+        buf = ctypes.create_string_buffer(prog, len(prog))
+        fprog = _SockFprog(len(prog) // 8, ctypes.cast(buf, ctypes.c_void_p))
+        if libc.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
+            return False
+        return bool(libc.prctl(_PR_SET_SECCOMP, _SECCOMP_MODE_FILTER, ctypes.byref(fprog), 0, 0) == 0)
+    except (OSError, AttributeError):
+        return False
+
+
+def network_filter_supported() -> bool:
+    return platform.system() == "Linux" and platform.machine() in _ARCH
+
+
+def _vm_size() -> int:
+    try:
+        with open("/proc/self/statm", "rb") as f:
+            return int(f.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError):
+        return 0
+
+
+def limit_memory(extra_bytes: int) -> None:
+    """Let the address space grow by at most ``extra_bytes`` from now on."""
+    size = _vm_size()
+    if size and extra_bytes > 0:
+        cap = size + extra_bytes
+        try:
+            resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
+        except (ValueError, OSError):
+            pass
+
+
+def lower_priority(increment: int = 10) -> None:
+    try:
+        os.nice(increment)
+    except OSError:
+        pass

@@ -1,0 +1,252 @@
+"""Where public SPARQL queries run: somewhere they can be stopped.
+
+pyoxigraph cannot cancel a query from Python, and a pathological query can crash its native
+stack. So each query of the public ``/sparql`` endpoint runs in a **forked child** of the service
+(:class:`ForkExecutor`): the child sees the store exactly as it is at that moment (in memory or on
+disk — the parent keeps owning it), has no network, a memory cap and a lower CPU priority
+(:mod:`.sandbox`), serialises at most ``max_rows`` rows into a pipe and exits. At the deadline the
+parent kills it (SIGKILL) — that really stops the query. A crash kills only the child.
+
+This executor is the endpoint's own: the REST pipeline never waits for it, so an endless query
+from outside costs one slot and one core for ``query_timeout`` seconds, not the service.
+
+With a remote store (:class:`RemoteExecutor`) the query is forwarded over HTTP with the same
+deadline; the row cap is applied to the answer.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import select
+import signal
+import stat
+import threading
+import time
+from dataclasses import dataclass
+from typing import Any
+
+import pyoxigraph
+from pyoxigraph import NamedNode, QueryBoolean, QuerySolutions
+
+from ..errors import QueryError, StoreError
+from . import sandbox
+from .results import write_boolean, write_solutions, write_triples
+
+log = logging.getLogger(__name__)
+
+CHILD_MEMORY_BYTES = 2 * 1024**3   # how much more address space a query child may take
+
+
+class QueryTimeout(StoreError):
+    http_status = 503
+    title = "query timeout"
+
+
+class QueryCrashed(StoreError):
+    http_status = 500
+    title = "query failed"
+
+
+@dataclass(frozen=True, slots=True)
+class QueryJob:
+    text: str
+    fmt: str                                  # result format name (see results.FORMATS)
+    default_graphs: tuple[str, ...] | None    # protocol default-graph-uri (None: not given)
+    named_graphs: tuple[str, ...] | None      # protocol named-graph-uri
+    base_iri: str | None
+    max_rows: int
+
+
+@dataclass(frozen=True, slots=True)
+class QueryAnswer:
+    body: bytes
+    fmt: str
+    truncated: bool
+
+
+def evaluate(store: pyoxigraph.Store, job: QueryJob) -> QueryAnswer:
+    """Run ``job`` on ``store`` in THIS process and serialise the answer (used by the child)."""
+    kwargs: dict[str, Any] = {"base_iri": job.base_iri}
+    if job.default_graphs is not None or job.named_graphs is not None:
+        kwargs["default_graph"] = [NamedNode(g) for g in job.default_graphs or ()]
+        kwargs["named_graphs"] = [NamedNode(g) for g in job.named_graphs or ()]
+    res = store.query(job.text, **kwargs)
+    if isinstance(res, QueryBoolean):
+        return QueryAnswer(write_boolean(bool(res), job.fmt), job.fmt, False)
+    if isinstance(res, QuerySolutions):
+        names = [v.value for v in res.variables]
+        rows = ([sol[n] for n in names] for sol in res)
+        body, truncated = write_solutions(names, rows, job.fmt, job.max_rows)
+        return QueryAnswer(body, job.fmt, truncated)
+    body, truncated = write_triples(res, job.fmt, job.max_rows)
+    return QueryAnswer(body, job.fmt, truncated)
+
+
+def _close_sockets() -> None:
+    """Drop the child's copies of the service's sockets, so closing them in the parent works."""
+    try:
+        fds = [int(n) for n in os.listdir("/proc/self/fd")]
+    except OSError:
+        return
+    for fd in fds:
+        try:
+            if stat.S_ISSOCK(os.fstat(fd).st_mode):
+                os.close(fd)
+        except OSError:
+            pass
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        n = os.write(fd, view)
+        view = view[n:]
+
+
+def _child(store: pyoxigraph.Store, job: QueryJob, w: int) -> None:  # pragma: no cover - child
+    code = 0
+    try:
+        _close_sockets()
+        sandbox.deny_network()
+        sandbox.limit_memory(CHILD_MEMORY_BYTES)
+        sandbox.lower_priority()
+        try:
+            ans = evaluate(store, job)
+            head = {"ok": True, "truncated": ans.truncated}
+            body = ans.body
+        except SyntaxError as e:
+            head, body = {"ok": False, "kind": "syntax", "message": str(e)}, b""
+        except MemoryError:
+            head, body = {"ok": False, "kind": "memory", "message": "out of memory"}, b""
+        except OSError as e:
+            head, body = {"ok": False, "kind": "evaluation", "message": str(e)}, b""
+        except Exception as e:  # noqa: BLE001 - reported to the parent, which raises
+            head, body = {"ok": False, "kind": "internal", "message": type(e).__name__}, b""
+        _write_all(w, json.dumps(head).encode() + b"\n" + body)
+    except BaseException:  # noqa: BLE001 - a child must never return into the server
+        code = 70
+    finally:
+        os._exit(code)
+
+
+class ForkExecutor:
+    """Run each query in a forked, killable child of this process (see the module doc)."""
+
+    _fork_lock = threading.Lock()  # pipe + fork + close: no child inherits another's write end
+
+    def __init__(self, store: pyoxigraph.Store, timeout: float) -> None:
+        self.store = store
+        self.timeout = timeout
+
+    def run(self, job: QueryJob) -> QueryAnswer:
+        with self._fork_lock:
+            r, w = os.pipe()
+            pid = os.fork()
+            if pid == 0:  # pragma: no cover - child
+                os.close(r)
+                _child(self.store, job, w)
+            os.close(w)
+        try:
+            data = self._collect(pid, r)
+        finally:
+            os.close(r)
+        return self._decode(data, pid, job.fmt)
+
+    def _collect(self, pid: int, r: int) -> bytes:
+        deadline = time.monotonic() + self.timeout
+        chunks: list[bytes] = []
+        while True:
+            left = deadline - time.monotonic()
+            ready = select.select([r], [], [], max(0.0, left))[0] if left > 0 else []
+            if not ready:
+                os.kill(pid, signal.SIGKILL)
+                os.waitpid(pid, 0)
+                raise QueryTimeout(f"the query ran longer than {self.timeout:g} s and was stopped; "
+                                   f"narrow it down or add a LIMIT")
+            chunk = os.read(r, 1 << 16)
+            if not chunk:
+                return b"".join(chunks)
+            chunks.append(chunk)
+
+    @staticmethod
+    def _decode(data: bytes, pid: int, fmt: str) -> QueryAnswer:
+        _, status = os.waitpid(pid, 0)
+        head_line, _, body = data.partition(b"\n")
+        try:
+            head = json.loads(head_line) if head_line else None
+        except ValueError:
+            head = None
+        if not isinstance(head, dict):
+            how = (f"signal {os.WTERMSIG(status)}" if os.WIFSIGNALED(status)
+                   else f"exit {os.WEXITSTATUS(status)}")
+            log.warning("a query child died (%s)", how)
+            raise QueryCrashed(f"the query crashed the engine ({how}); it was stopped, the "
+                               f"service is fine — simplify the query")
+        if head.get("ok"):
+            return QueryAnswer(body, fmt, bool(head.get("truncated")))
+        kind, message = head.get("kind"), " ".join(str(head.get("message", "")).split())
+        if kind == "syntax":
+            raise QueryError(f"malformed query: {message}")
+        if kind == "evaluation":
+            raise QueryError(f"the query failed: {message}")
+        if kind == "memory":
+            raise QueryCrashed("the query needed too much memory and was stopped; narrow it down")
+        raise QueryCrashed(f"the query failed inside the engine ({message})")
+
+
+class RemoteExecutor:
+    """Forward queries to a remote SPARQL endpoint with a deadline; cap the rows of the answer."""
+
+    def __init__(self, endpoint: str, timeout: float) -> None:
+        self.endpoint = endpoint
+        self.timeout = timeout
+
+    def run(self, job: QueryJob) -> QueryAnswer:
+        import httpx
+
+        graph = job.fmt not in ("json", "xml", "csv", "tsv")
+        accept = "application/n-triples" if graph else "application/sparql-results+json"
+        form: list[tuple[str, str]] = [("query", job.text)]
+        form += [("default-graph-uri", g) for g in job.default_graphs or ()]
+        form += [("named-graph-uri", g) for g in job.named_graphs or ()]
+        try:
+            resp = httpx.post(self.endpoint, content=_urlencode(form), timeout=self.timeout,
+                              headers={"Accept": accept,
+                                       "Content-Type": "application/x-www-form-urlencoded"})
+        except httpx.TimeoutException:
+            raise QueryTimeout(f"the endpoint did not answer within {self.timeout:g} s") from None
+        except httpx.HTTPError as e:
+            raise StoreError(f"cannot reach {self.endpoint}: {e}") from None
+        if resp.status_code == 400:
+            first = (resp.text.strip().splitlines() or [""])[0][:300]
+            raise QueryError(f"malformed query: {first}")
+        if resp.status_code != 200:
+            raise StoreError(f"the endpoint answered HTTP {resp.status_code}")
+        try:
+            if graph:
+                quads = pyoxigraph.parse(resp.content, pyoxigraph.RdfFormat.N_TRIPLES)
+                body, truncated = write_triples((q.triple for q in quads), job.fmt, job.max_rows)
+                return QueryAnswer(body, job.fmt, truncated)
+            res = pyoxigraph.parse_query_results(resp.content, pyoxigraph.QueryResultsFormat.JSON)
+        except SyntaxError as e:
+            raise StoreError(f"the endpoint's answer is broken or truncated: {e}") from None
+        if isinstance(res, QueryBoolean):
+            return QueryAnswer(write_boolean(bool(res), job.fmt), job.fmt, False)
+        names = [v.value for v in res.variables]
+        body, truncated = write_solutions(names, ([s[n] for n in names] for s in res),
+                                          job.fmt, job.max_rows)
+        return QueryAnswer(body, job.fmt, truncated)
+
+
+def _urlencode(form: list[tuple[str, str]]) -> bytes:
+    from urllib.parse import urlencode
+
+    return urlencode(form).encode("ascii")
+
+
+Executor = ForkExecutor | RemoteExecutor
+
+__all__ = ["Executor", "ForkExecutor", "QueryAnswer", "QueryCrashed", "QueryJob", "QueryTimeout",
+           "RemoteExecutor", "evaluate"]
