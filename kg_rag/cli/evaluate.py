@@ -1,0 +1,89 @@
+"""``eval``: evaluation commands. ``eval wsd`` scores a sense selector on a Raganato-format corpus.
+
+Each evaluation is a subcommand of the ``eval`` group, registered by one function of
+``EVAL_COMMANDS`` below (``eval retrieval`` is added there by its module).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable
+
+from .common import print_json, progress_enabled, store_from_args
+
+WSD_CHOICES = ("knowledge", "llm", "first-sense", "random")
+
+
+def _register_wsd(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    p = sub.add_parser("wsd", help="word sense disambiguation against gold keys (P/R/F1)",
+                       description="Score a sense selector on a Raganato et al. (2017) corpus; "
+                                   "the first-sense and random baselines are shown beside it.")
+    p.add_argument("--data", required=True, metavar="X.data.xml", help="unified-format corpus")
+    p.add_argument("--gold", required=True, metavar="X.gold.key.txt", help="gold key file")
+    p.add_argument("--lang", help="lexicon language (default: the corpus' lang attribute, else en)")
+    p.add_argument("--wsd", choices=WSD_CHOICES, default="knowledge", help="selector (default knowledge)")
+    p.add_argument("--window", type=int, default=1,
+                   help="neighbouring sentences on each side used as context (default 1)")
+    p.add_argument("--predictions", metavar="OUT.key.txt", help="write the chosen keys here")
+    p.add_argument("--json", action="store_true", help="machine-readable report")
+    p.set_defaults(func=cmd_wsd)
+
+
+#: one registration function per ``eval`` subcommand
+EVAL_COMMANDS: list[Callable[[argparse._SubParsersAction], None]] = [_register_wsd]  # type: ignore[type-arg]
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    p = subparsers.add_parser("eval", help="evaluate sense selection or retrieval on gold data")
+    sub = p.add_subparsers(dest="eval_command", metavar="EVALUATION", required=True)
+    for reg in EVAL_COMMANDS:
+        reg(sub)
+
+
+def make_wsd_selector(name: str, store: object) -> object:
+    """The selector named by ``--wsd`` (the LLM selector is imported only when asked for)."""
+    if name == "knowledge":
+        from ..senses.knowledge import KnowledgeSelector
+
+        return KnowledgeSelector(store)  # type: ignore[arg-type]
+    if name == "first-sense":
+        from ..senses.baselines import FirstSenseSelector
+
+        return FirstSenseSelector()
+    if name == "random":
+        from ..senses.baselines import RandomSelector
+
+        return RandomSelector(seed=0)
+    from ..senses.llm import LLMSenseSelector
+    from ..settings import settings
+
+    return LLMSenseSelector.from_settings(settings())
+
+
+def cmd_wsd(args: argparse.Namespace) -> int:
+    from ..eval.corpus import read_corpus
+    from ..eval.report import wsd_table
+    from ..eval.wsd import evaluate
+
+    store = store_from_args(args)
+    try:
+        selector = make_wsd_selector(args.wsd, store)
+        bar = None
+        if progress_enabled() and not args.json:
+            from tqdm import tqdm
+
+            n = len(read_corpus(args.data).instances)
+            bar = tqdm(total=n, unit="inst", file=sys.stderr, desc="eval wsd", leave=False)
+        report = evaluate(store, selector, args.data, args.gold, lang=args.lang, window=args.window,
+                          predictions=args.predictions,
+                          progress=(lambda k: bar.update(k)) if bar is not None else None)
+        if bar is not None:
+            bar.close()
+    finally:
+        store.close()
+    if args.json:
+        print_json(report.as_dict())
+    else:
+        print(wsd_table(report))
+    return 0

@@ -1,0 +1,141 @@
+"""``make eval``: run the WSD evaluations on the shared development sets and write a report.
+
+Writes ``eval/out/wsd.md`` (Markdown tables) and ``eval/out/wsd.png`` (F1 bar chart, matplotlib)
+— ``eval/out/`` is git-ignored. The store needs the lexicons: those missing are loaded into it
+first (``--store``, default ``~/.cache/kg-rag/eval-store``; OEWN takes a few minutes once).
+
+    python -m kg_rag.eval.report --shared ../shared/data [--store DIR] [--out eval/out]
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+from pathlib import Path
+
+from ..store import Store
+from ..text import for_terminal
+from .wsd import SystemResult, WsdReport
+
+log = logging.getLogger(__name__)
+
+#: (name, corpus stem, language, lexicon files it needs)
+DEV_SETS: tuple[tuple[str, str, str, tuple[str, ...]], ...] = (
+    ("semeval2007", "semeval2007", "en", ("english-wordnet-2025.xml.gz",)),
+    ("semeval2013-dev.es", "semeval2013-dev.es", "es",
+     ("english-wordnet-2025.xml.gz", "omw-es-2.0.xml.gz")),
+    ("semeval2013-dev.fr", "semeval2013-dev.fr", "fr",
+     ("english-wordnet-2025.xml.gz", "omw-fr-2.0.xml.gz")),
+)
+
+
+def _row(r: SystemResult) -> str:
+    t = r.total
+    spi = r.seconds / t.n * 1000 if t.n else 0.0
+    return (f"| {r.name} | {t.precision * 100:.1f} | {t.recall * 100:.1f} | {t.f1 * 100:.1f} | "
+            f"{t.answered}/{t.n} | {spi:.1f} |")
+
+
+def wsd_table(report: WsdReport) -> str:
+    """The report as Markdown: systems, then F1 by part of speech, then problems."""
+    systems = [report.system, *report.baselines.values()]
+    lines = [f"WSD on {for_terminal(report.corpus)} (lang {report.lang})", "",
+             "| selector | P | R | F1 | answered | ms/instance |", "|---|---:|---:|---:|---:|---:|"]
+    lines += [_row(s) for s in systems]
+    pos = sorted({p for s in systems for p in s.by_pos})
+    if pos:
+        counts = {p: s.by_pos[p].n for s in reversed(systems) for p in s.by_pos}
+        lines += ["", "| F1 by POS | " + " | ".join(f"{p} (n={counts[p]})" for p in pos) + " |",
+                  "|---|" + "---:|" * len(pos)]
+        for s in systems:
+            cells = [f"{s.by_pos[p].f1 * 100:.1f}" if p in s.by_pos else "-" for p in pos]
+            lines.append(f"| {s.name} | " + " | ".join(cells) + " |")
+    lines += ["", f"instances without candidates: {report.no_candidates}"]
+    lines += [f"- {for_terminal(p)}" for p in report.problems]
+    return "\n".join(lines)
+
+
+def chart(reports: list[tuple[str, WsdReport]], path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    names = [n for n, _ in reports]
+    systems = [r.system.name for _, r in reports[:1]] + list(reports[0][1].baselines) if reports else []
+    fig, ax = plt.subplots(figsize=(7, 3.5))
+    width = 0.8 / max(len(systems), 1)
+    for k, sysname in enumerate(systems):
+        vals = []
+        for _, r in reports:
+            res = r.system if r.system.name == sysname else r.baselines.get(sysname)
+            vals.append(res.total.f1 * 100 if res else 0.0)
+        ax.bar([i + k * width for i in range(len(names))], vals, width, label=sysname)
+    ax.set_xticks([i + width * (len(systems) - 1) / 2 for i in range(len(names))], names)
+    ax.set_ylabel("F1")
+    ax.set_ylim(0, 100)
+    ax.legend(loc="upper right", fontsize=8)
+    ax.set_title("kg-rag WSD on the development sets")
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+def _ensure_loaded(store: Store, wordnet: Path, files: tuple[str, ...]) -> None:
+    from loaders import load_file
+
+    from ..namespaces import ID
+
+    have = {g.value for g in store.named_graphs()}
+    for f in files:
+        stem = f[: -len(".xml.gz")]
+        if f"{ID}source/{stem}" not in have:
+            print(f"loading {f} into the evaluation store (once)", file=sys.stderr)
+            load_file(store, wordnet / f)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m kg_rag.eval.report", description=__doc__.split("\n")[0])
+    ap.add_argument("--shared", default="../shared/data", help="the shared data folder")
+    ap.add_argument("--store", default=str(Path.home() / ".cache" / "kg-rag" / "eval-store"))
+    ap.add_argument("--out", default="eval/out")
+    args = ap.parse_args(argv)
+    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    from ..errors import KgRagError
+    from ..senses.knowledge import KnowledgeSelector
+    from ..store import EmbeddedStore
+    from .wsd import evaluate
+
+    shared = Path(args.shared)
+    wsd_dir = shared / "wsd"
+    if not wsd_dir.is_dir():
+        print(f"no WSD data in {wsd_dir}: pass --shared", file=sys.stderr)
+        return 2
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    reports: list[tuple[str, WsdReport]] = []
+    try:
+        with EmbeddedStore(args.store) as store:
+            selector = KnowledgeSelector(store)
+            for name, stem, lang, files in DEV_SETS:
+                data, gold = wsd_dir / f"{stem}.data.xml", wsd_dir / f"{stem}.gold.key.txt"
+                if not data.is_file():
+                    continue
+                _ensure_loaded(store, shared / "wordnet", files)
+                rep = evaluate(store, selector, data, gold, lang=lang)
+                reports.append((name, rep))
+                print(wsd_table(rep) + "\n")
+    except KgRagError as e:
+        print(f"eval: error: {e}", file=sys.stderr)
+        return e.exit_code
+    md = "# kg-rag evaluation\n\n" + "\n\n".join(wsd_table(r) for _, r in reports) + "\n"
+    (out / "wsd.md").write_text(md, encoding="utf-8")
+    if reports:
+        chart(reports, out / "wsd.png")
+    print(f"wrote {out / 'wsd.md'} and {out / 'wsd.png'}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

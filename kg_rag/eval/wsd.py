@@ -1,0 +1,296 @@
+"""``kg-rag eval wsd``: word sense disambiguation scored against Raganato-format gold keys.
+
+Candidates of an instance are the senses of its lemma (filtered by part of speech) in the lexicon
+of the evaluation language, in sense-rank order. The context of an instance is its sentence and
+the neighbouring sentences of the same text; the other instances of that context are the
+selector's ``others``. An answer is correct when the chosen sense's WordNet sense key, its
+``dct:identifier`` or its concept's ILI id is one of the gold keys (English sense keys and
+cross-lingual ILI keys both work). Precision is over answered instances, recall over all
+instances with a gold key, F1 their harmonic mean (Raganato et al. 2017).
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pyoxigraph import Literal, NamedNode
+
+from ..model import Candidate, Mention, Selection, SelectionRequest
+from ..namespaces import ILI
+from ..store import Store, Values
+from ..text import match_key
+from .corpus import POS_MAP, Corpus, Token, read_corpus, read_keys, write_keys
+
+log = logging.getLogger(__name__)
+
+CandidateLookup = Callable[[str, str, "str | None"], tuple[Candidate, ...]]
+
+
+@dataclass(slots=True)
+class Score:
+    n: int = 0
+    answered: int = 0
+    correct: int = 0
+
+    @property
+    def precision(self) -> float:
+        return self.correct / self.answered if self.answered else 0.0
+
+    @property
+    def recall(self) -> float:
+        return self.correct / self.n if self.n else 0.0
+
+    @property
+    def f1(self) -> float:
+        p, r = self.precision, self.recall
+        return 2 * p * r / (p + r) if p + r else 0.0
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"precision": round(self.precision, 4), "recall": round(self.recall, 4),
+                "f1": round(self.f1, 4), "n": self.n, "answered": self.answered,
+                "correct": self.correct}
+
+
+@dataclass(slots=True)
+class SystemResult:
+    name: str
+    total: Score = field(default_factory=Score)
+    by_pos: dict[str, Score] = field(default_factory=dict)
+    seconds: float = 0.0
+    answers: dict[str, str] = field(default_factory=dict)   # instance id → predicted key
+
+    def as_dict(self) -> dict[str, Any]:
+        d = self.total.as_dict()
+        d["by_pos"] = {p: s.as_dict() for p, s in sorted(self.by_pos.items())}
+        d["seconds_per_instance"] = round(self.seconds / self.total.n, 5) if self.total.n else 0.0
+        return d
+
+
+@dataclass(slots=True)
+class WsdReport:
+    corpus: str
+    lang: str
+    system: SystemResult
+    baselines: dict[str, SystemResult]
+    no_candidates: int
+    problems: list[str]
+
+    def as_dict(self) -> dict[str, Any]:
+        d = self.system.as_dict()
+        d.update({
+            "system": self.system.name, "corpus": self.corpus, "lang": self.lang,
+            "no_candidates": self.no_candidates, "problems": self.problems,
+            "baselines": {k: v.as_dict() for k, v in self.baselines.items()},
+        })
+        return d
+
+
+# --- candidates ----------------------------------------------------------------------------------
+def _local(iri: str) -> str:
+    return iri.rsplit("#", 1)[-1]
+
+
+class LemmaSenses:
+    """The senses of a lemma in one language's lexicon (``select-lemma-senses``), cached."""
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+        self.identifiers: dict[str, set[str]] = {}   # sense IRI → gold-comparable keys
+        self._cache: dict[tuple[str, str, str | None], tuple[Candidate, ...]] = {}
+
+    def __call__(self, lemma: str, lang: str, pos: str | None) -> tuple[Candidate, ...]:
+        k = (lemma, lang, pos)
+        hit = self._cache.get(k)
+        if hit is None:
+            hit = self._cache[k] = self._lookup(lemma, lang, pos)
+        return hit
+
+    def _lookup(self, lemma: str, lang: str, pos: str | None) -> tuple[Candidate, ...]:
+        key = match_key(lemma.replace("_", " "))
+        rows = self.store.select("select-lemma-senses",
+                                 values=Values.column("key", [Literal(key, language=lang)]))
+        wanted = POS_MAP.get(pos or "", None)
+        out: dict[str, Candidate] = {}
+        for r in rows:
+            p = _local(r["pos"].value) if "pos" in r else None
+            if wanted is not None and (p is None or not p.startswith(wanted)):
+                continue
+            sense = r["sense"].value
+            if sense in out:
+                continue
+            concept = r["concept"].value
+            ili = r["ili"].value if "ili" in r else (
+                concept[len(str(ILI)):] if concept.startswith(str(ILI)) else None)
+            skey = r["skey"].value if "skey" in r else None
+            out[sense] = Candidate(
+                concept=concept, sense=sense, entry=r["entry"].value,
+                lemma=r["lemma"].value if "lemma" in r else lemma, lang=lang,
+                rank=int(r["rank"].value) if "rank" in r else None, sense_key=skey, ili=ili,
+                pos=p, matched_by="lemma")
+            ids = {x for x in (skey, ili) if x}
+            if "ident" in r:
+                ids.add(r["ident"].value)
+            self.identifiers.setdefault(sense, set()).update(ids)
+        return tuple(sorted(out.values(), key=lambda c: (c.rank or 10**6, c.sense or "")))
+
+    def keys_of(self, cand: Candidate) -> set[str]:
+        keys = {x for x in (cand.sense_key, cand.ili) if x}
+        if cand.ili is None and cand.concept.startswith(str(ILI)):
+            keys.add(cand.concept[len(str(ILI)):])
+        if cand.sense:
+            keys |= self.identifiers.get(cand.sense, set())
+        return keys
+
+    def load_identifiers(self, senses: Sequence[str]) -> None:
+        """Identifiers of senses that came from another candidate source (one batched query)."""
+        todo = [s for s in dict.fromkeys(senses) if s not in self.identifiers]
+        for i in range(0, len(todo), 400):
+            chunk = todo[i : i + 400]
+            for s in chunk:
+                self.identifiers.setdefault(s, set())
+            rows = self.store.select("select-sense-identifiers",
+                                     values=Values.column("sense", [NamedNode(s) for s in chunk]))
+            for r in rows:
+                ids = self.identifiers[r["sense"].value]
+                ids.update(r[k].value for k in ("ident", "skey", "ili") if k in r)
+
+
+# --- requests ------------------------------------------------------------------------------------
+@dataclass(slots=True)
+class _Item:
+    token: Token
+    request: SelectionRequest
+
+
+def _requests(corpus: Corpus, lang: str, lookup: CandidateLookup, window: int,
+              evidence: Callable[[Sequence[Candidate]], tuple[Any, ...]]) -> list[list[_Item]]:
+    """One list of requests per text (all instances, with or without candidates)."""
+    batches = []
+    for text in corpus.texts:
+        # character offsets of every token in its sentence string
+        sent_strings: list[str] = []
+        offsets: list[list[int]] = []
+        for s in text.sentences:
+            pos, offs = 0, []
+            for t in s.tokens:
+                offs.append(pos)
+                pos += len(t.surface) + 1
+            offsets.append(offs)
+            sent_strings.append(" ".join(t.surface for t in s.tokens))
+        mentions: dict[str, Mention] = {}
+        for si, s in enumerate(text.sentences):
+            for ti, t in enumerate(s.tokens):
+                if t.instance:
+                    cands = lookup(t.lemma, lang, t.pos or None)
+                    start = offsets[si][ti]
+                    mentions[t.instance] = Mention(start, start + len(t.surface), t.surface, lang, cands)
+        all_cands = [c for m in mentions.values() for c in m.candidates]
+        ev = {e.candidate: e for e in evidence(all_cands)} if all_cands else {}
+        items = []
+        for si, s in enumerate(text.sentences):
+            lo, hi = max(0, si - window), min(len(text.sentences), si + window + 1)
+            shift = sum(len(x) + 1 for x in sent_strings[lo:si])
+            context = " ".join(sent_strings[lo:hi])
+            ctx_ids = [t.instance for x in text.sentences[lo:hi] for t in x.tokens if t.instance]
+            for t in s.tokens:
+                if not t.instance:
+                    continue
+                m = mentions[t.instance]
+                m = Mention(m.start + shift, m.end + shift, m.text, lang, m.candidates)
+                others = tuple(mentions[i] for i in ctx_ids if i != t.instance)
+                items.append(_Item(t, SelectionRequest(
+                    mention=m, context=context, context_lang=lang,
+                    evidence=tuple(ev[c] for c in m.candidates), others=others)))
+        batches.append(items)
+    return batches
+
+
+# --- scoring -------------------------------------------------------------------------------------
+def _run(name: str, select: Callable[[Sequence[SelectionRequest]], list[Selection]],
+         batches: list[list[_Item]], gold: dict[str, tuple[str, ...]], senses: LemmaSenses,
+         progress: Callable[[int], None] | None = None) -> SystemResult:
+    res = SystemResult(name)
+    for items in batches:
+        todo = [it for it in items if it.request.mention.candidates and it.token.instance in gold]
+        t0 = time.perf_counter()
+        selections = select([it.request for it in todo]) if todo else []
+        res.seconds += time.perf_counter() - t0
+        chosen = {it.token.instance: sel for it, sel in zip(todo, selections, strict=True)}
+        for it in items:
+            iid = it.token.instance
+            if iid is None or iid not in gold:
+                continue
+            pos = it.token.pos or "?"
+            bucket = res.by_pos.setdefault(pos, Score())
+            for s in (res.total, bucket):
+                s.n += 1
+            sel = chosen.get(iid)
+            if sel is None or sel.chosen is None:
+                continue
+            keys = senses.keys_of(sel.chosen)
+            ok = bool(keys & set(gold[iid]))
+            for s in (res.total, bucket):
+                s.answered += 1
+                s.correct += ok
+            res.answers[iid] = sel.chosen.sense_key or sel.chosen.ili or sel.chosen.id
+        if progress:
+            progress(len(items))
+    return res
+
+
+def evaluate(store: Store, selector: Any, data: str | Path, gold_path: str | Path,
+             lang: str | None = None, window: int = 1, predictions: str | Path | None = None,
+             lookup: CandidateLookup | None = None,
+             progress: Callable[[int], None] | None = None) -> WsdReport:
+    """Run ``selector`` (and the first-sense and random baselines) on a corpus; never raises for
+    one bad instance: problems are counted and listed in the report."""
+    from ..senses.baselines import FirstSenseSelector, RandomSelector
+    from ..senses.evidence import fetch_evidence
+
+    corpus = read_corpus(data)
+    gold = read_keys(gold_path)
+    problems = list(corpus.problems)
+    eval_lang = (lang or corpus.lang or "").lower()
+    if not eval_lang:
+        eval_lang = "en"
+        problems.append("the corpus has no lang attribute and no --lang was given: assumed en")
+    senses = LemmaSenses(store)
+    find = lookup or senses
+    batches = _requests(corpus, eval_lang, find, window, lambda c: fetch_evidence(store, c))
+    if lookup is not None:
+        senses.load_identifiers([c.sense for b in batches for it in b
+                                 for c in it.request.mention.candidates if c.sense])
+    ids = {t.instance for t in corpus.instances}
+    unknown = [k for k in gold if k not in ids]
+    if unknown:
+        problems.append(f"{len(unknown)} gold key(s) name instances not in the corpus "
+                        f"(e.g. {unknown[0]}); they are not scored")
+    no_gold = sorted(i for i in ids if i is not None and i not in gold)
+    if no_gold:
+        problems.append(f"{len(no_gold)} instance(s) have no gold key (e.g. {no_gold[0]}); "
+                        f"they are not scored")
+    empty = sorted({(it.token.lemma, it.token.pos) for b in batches for it in b
+                    if not it.request.mention.candidates and it.token.instance in gold})
+    no_cands = sum(1 for b in batches for it in b
+                   if not it.request.mention.candidates and it.token.instance in gold)
+    if no_cands:
+        ex = ", ".join(f"{lem}/{p}" for lem, p in empty[:5])
+        problems.append(f"{no_cands} instance(s) have no senses in the {eval_lang} lexicon "
+                        f"(e.g. {ex}): counted as unanswered")
+    warm_up = getattr(selector, "warm_up", None)
+    if callable(warm_up):  # load graphs and indexes outside the timed part
+        warm_up()
+    system = _run(selector.agent.name, selector.select, batches, gold, senses, progress)
+    baselines = {}
+    for base in (FirstSenseSelector(), RandomSelector(seed=0)):
+        if base.agent.name != system.name:
+            baselines[base.agent.name] = _run(base.agent.name, base.select, batches, gold, senses)
+    if predictions:
+        write_keys(predictions, system.answers)
+    return WsdReport(corpus=corpus.source, lang=eval_lang, system=system, baselines=baselines,
+                     no_candidates=no_cands, problems=problems)

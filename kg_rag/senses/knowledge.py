@@ -1,0 +1,313 @@
+"""The knowledge-based sense selector (offline default): sense-order prior + Personalized
+PageRank over the concept graph + extended Lesk gloss overlap, combined log-linearly.
+
+For each ambiguous mention:
+
+* **prior** — WordNet lists an entry's senses by frequency (``kgr:senseRank``):
+  ``log p(c) = -alpha * log(rank)``;
+* **PPR** (UKB ``ppr_w2w``, Agirre & Soroa 2009) — PageRank personalised on the candidate
+  concepts of the *other* words of the context (each word one unit of teleport mass, split over
+  its senses by the same rank prior); the target's own candidates are never seeds. Candidate
+  scores are normalised over the candidates, divided by the static PageRank to the power
+  ``hub`` (concepts with many relations win every PPR otherwise);
+* **Lesk** — IDF-weighted overlap of the context's content-word lemmas (plus, cross-lingually,
+  the English lemmas of the context words' concepts) with each candidate's definitions, examples,
+  lemmas in all languages, translations and its graph neighbours' glosses.
+
+``score = log prior + w_ppr * log p_ppr + w_lesk * lesk``; the scores returned are the softmax of
+that, the confidence is the margin between the two best. Weights are per part of speech and were
+chosen on the development sets only (see ``WEIGHTS`` and README "Evaluation").
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from collections import OrderedDict
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..model import Agent, Candidate, Mention, Selection, SelectionRequest
+from ..store import Store
+from ..text import match_key
+from .baselines import sense_order, unresolved
+from .graph import KnowledgeBase, knowledge_base
+from .lesk import words
+
+log = logging.getLogger(__name__)
+
+VERSION = "1"
+PPR_BATCH = 64
+
+
+@dataclass(frozen=True, slots=True)
+class Weights:
+    alpha: float = 1.0        # rank prior exponent
+    ppr: float = 1.0          # weight of log p_ppr
+    hub: float = 0.0          # divide PPR by static PageRank ** hub
+    lesk: float = 0.1         # weight of the IDF overlap
+    neighbours: float = 0.5   # weight of neighbour glosses in a candidate's signature
+
+
+#: chosen on semeval2007 / semeval2013-dev (see README "Evaluation")
+WEIGHTS: dict[str, Weights] = {
+    "noun": Weights(),
+    "verb": Weights(),
+    "adjective": Weights(),
+    "adverb": Weights(),
+    "": Weights(),
+}
+
+
+@dataclass(slots=True)
+class Components:
+    """The raw signals for one request (one entry per candidate)."""
+
+    ranks: list[int]
+    nodes: list[int | None]
+    ppr: list[float]
+    static: list[float]
+    lesk: list[float]
+    pos: str = ""
+    has_seeds: bool = False
+
+
+@dataclass(slots=True)
+class _Prepared:
+    request: SelectionRequest
+    nodes: list[int | None]
+    seeds: dict[int, float]
+    context: dict[str, float] = field(default_factory=dict)
+
+
+def _ranks(cands: Sequence[Candidate]) -> list[int]:
+    order = sense_order(cands)
+    pos = {i: p for p, i in enumerate(order)}
+    return [c.rank if c.rank is not None and c.rank > 0 else pos[i] + 1 for i, c in enumerate(cands)]
+
+
+def _norm_pos(cands: Sequence[Candidate]) -> str:
+    pos = {c.pos for c in cands}
+    if len(pos) == 1:
+        p = pos.pop() or ""
+        return "adjective" if p.startswith("adjective") else p
+    return ""
+
+
+class KnowledgeSelector:
+    """Offline, deterministic; needs the store (for the concept graph and gloss index)."""
+
+    agent = Agent(name="knowledge", version=VERSION)
+
+    def __init__(self, store: Store, weights: dict[str, Weights] | None = None,
+                 damping: float = 0.85, iterations: int = 20, seed_alpha: float = 1.0,
+                 context_words: bool = True, kb: KnowledgeBase | None = None) -> None:
+        self.store = store
+        self.weights = dict(WEIGHTS if weights is None else weights)
+        self.damping = damping
+        self.iterations = iterations
+        self.seed_alpha = seed_alpha
+        self.context_words = context_words
+        self._kb = kb
+        self._static: np.ndarray | None = None
+        self._signatures: OrderedDict[str, dict[str, float]] = OrderedDict()
+
+    @property
+    def kb(self) -> KnowledgeBase:
+        if self._kb is None:
+            self._kb = knowledge_base(self.store)
+        return self._kb
+
+    # --- public ------------------------------------------------------------------------------
+    def warm_up(self) -> None:
+        """Load the concept graph and gloss index now (else the first ``select`` does)."""
+        self._static_rank(self.kb)
+
+    def select(self, requests: Sequence[SelectionRequest]) -> list[Selection]:
+        comps = self.components(requests)
+        out = []
+        for req, comp in zip(requests, comps, strict=True):
+            out.append(self.decide(req, comp))
+        return out
+
+    def decide(self, req: SelectionRequest, comp: Components | None,
+               weights: dict[str, Weights] | None = None) -> Selection:
+        cands = req.mention.candidates
+        if comp is None or not cands:
+            return unresolved(self.agent, "no candidates")
+        w = (weights or self.weights).get(comp.pos) or (weights or self.weights)[""]
+        total = combine(comp, w)
+        m = float(total.max())
+        p = np.exp(total - m)
+        p /= p.sum()
+        # ties go to the lower sense rank
+        best = min(range(len(cands)), key=lambda i: (-round(float(total[i]), 9), comp.ranks[i], i))
+        second = max((float(p[i]) for i in range(len(cands)) if i != best), default=0.0)
+        conf = min(1.0, max(0.0, float(p[best]) - second))
+        return Selection(
+            scores=tuple((c.id, round(float(p[i]), 6)) for i, c in enumerate(cands)),
+            chosen=cands[best], confidence=conf, agent=self.agent,
+            reason="prior+ppr+lesk" if comp.has_seeds else "prior+lesk (no context concepts)")
+
+    def components(self, requests: Sequence[SelectionRequest]) -> list[Components | None]:
+        """The raw signals of every request (PPR batched over all of them)."""
+        kb = self.kb
+        prepared: list[_Prepared | None] = []
+        for req in requests:
+            prepared.append(self._prepare(kb, req) if req.mention.candidates else None)
+        live = [p for p in prepared if p is not None and p.seeds]
+        ppr: dict[int, dict[int, float]] = {}
+        for i in range(0, len(live), PPR_BATCH):
+            chunk = live[i : i + PPR_BATCH]
+            r = kb.ppr([q.seeds for q in chunk], damping=self.damping, iterations=self.iterations)
+            for j, q in enumerate(chunk):
+                idx = [n for n in q.nodes if n is not None]
+                ppr[id(q)] = dict(zip(idx, r[idx, j].tolist(), strict=True))
+        static = self._static_rank(kb)
+        out: list[Components | None] = []
+        for p in prepared:
+            if p is None:
+                out.append(None)
+                continue
+            cands = p.request.mention.candidates
+            scores = ppr.get(id(p), {})
+            out.append(Components(
+                ranks=_ranks(cands), nodes=p.nodes,
+                ppr=[float(scores.get(n, 0.0)) if n is not None else 0.0 for n in p.nodes],
+                static=[float(static[n]) if n is not None else 0.0 for n in p.nodes],
+                lesk=self._lesk(kb, p),
+                pos=_norm_pos(cands), has_seeds=bool(p.seeds)))
+        return out
+
+    # --- signals -----------------------------------------------------------------------------
+    def _static_rank(self, kb: KnowledgeBase) -> np.ndarray:
+        """Plain PageRank (uniform teleport): how much any PPR favours a concept for its degree."""
+        if self._static is None:
+            n = max(len(kb.nodes), 1)
+            v = np.full(len(kb.nodes), 1.0 / n, dtype=np.float32)
+            m = kb.matrix()
+            r = v.copy()
+            for _ in range(self.iterations):
+                r = (1 - self.damping) * v + self.damping * (m @ r)
+            self._static = r
+        return self._static
+
+    def _seed_word(self, kb: KnowledgeBase, nodes_ranks: list[tuple[int, int]],
+                   exclude: set[int]) -> dict[int, float]:
+        word: dict[int, float] = {}
+        for n, rank in nodes_ranks:
+            if n in exclude:
+                continue
+            word[n] = max(word.get(n, 0.0), float(max(rank, 1)) ** -self.seed_alpha)
+        tot = sum(word.values())
+        return {n: w / tot for n, w in word.items()} if tot > 0 else {}
+
+    def _prepare(self, kb: KnowledgeBase, req: SelectionRequest) -> _Prepared:
+        mention = req.mention
+        nodes = [kb.index.get(c.concept) for c in mention.candidates]
+        exclude = {n for n in nodes if n is not None}
+        own_keys = {match_key(mention.text)} | {match_key(c.lemma) for c in mention.candidates if c.lemma}
+        lang = req.context_lang or mention.lang
+        seeds: dict[int, float] = {}
+        context: dict[str, float] = {}
+        covered = set(own_keys)
+        bridge = lang != "en"
+
+        def add_word(word: dict[int, float]) -> None:
+            for n, w in word.items():
+                seeds[n] = seeds.get(n, 0.0) + w
+                if bridge:  # context words in another language count through their concepts' English lemmas
+                    for key in kb.lemmas_of(n):
+                        if key.startswith("en:"):
+                            for ew in words(key[3:], "en"):
+                                context[ew] = max(context.get(ew, 0.0), 0.5 * w)
+
+        for other in req.others:
+            key = match_key(other.text)
+            if key in own_keys or not other.candidates:
+                continue
+            covered.add(key)
+            covered.update(match_key(c.lemma) for c in other.candidates if c.lemma)
+            pairs = [(kb.index[c.concept], r) for c, r in zip(other.candidates, _ranks(other.candidates), strict=True)
+                     if c.concept in kb.index]
+            add_word(self._seed_word(kb, pairs, exclude))
+        for w in words(req.context, lang):
+            context[w] = 1.0
+        if self.context_words:
+            for w in dict.fromkeys(words(req.context, lang)):
+                if w in covered:
+                    continue
+                covered.add(w)
+                pairs = kb.concepts_of(lang, w)
+                if pairs:
+                    add_word(self._seed_word(kb, pairs, exclude))
+        for k in own_keys:
+            context.pop(k, None)
+        return _Prepared(req, nodes, seeds, context)
+
+    def _signature(self, kb: KnowledgeBase, ev_index: int, p: _Prepared) -> dict[str, float]:
+        ev = p.request.evidence[ev_index] if ev_index < len(p.request.evidence) else None
+        cand = p.request.mention.candidates[ev_index]
+        key = cand.id
+        hit = self._signatures.get(key)
+        if hit is not None:
+            return hit
+        w = self.weights.get(_norm_pos([cand]), self.weights[""]).neighbours
+        sig: dict[str, float] = {}
+        node = p.nodes[ev_index]
+        if node is not None and w > 0:
+            for nb in kb.neighbours(node)[:200].tolist():
+                for wid in kb.gloss(nb).tolist():
+                    sig[kb.vocab[wid]] = w
+        if ev is not None:
+            for t in ev.definitions + ev.examples + ev.labels + ev.translations + ev.usage:
+                for x in words(t.text, t.lang or "en"):
+                    sig[x] = 1.0
+        elif node is not None:
+            for wid in kb.gloss(node).tolist():
+                sig[kb.vocab[wid]] = 1.0
+        self._signatures[key] = sig
+        if len(self._signatures) > 50_000:
+            self._signatures.popitem(last=False)
+        return sig
+
+    def _lesk(self, kb: KnowledgeBase, p: _Prepared) -> list[float]:
+        idf = kb.idf
+        unseen = math.log(len(kb.nodes) + 1)
+        out = []
+        for i in range(len(p.request.mention.candidates)):
+            sig = self._signature(kb, i, p)
+            total = 0.0
+            for wd, cw in p.context.items():
+                sw = sig.get(wd)
+                if sw:
+                    j = kb.word_index.get(wd)
+                    total += cw * sw * (float(idf[j]) if j is not None and idf is not None else unseen)
+            out.append(total)
+        return out
+
+
+def combine(comp: Components, w: Weights) -> np.ndarray:
+    """The log-linear score of each candidate."""
+    ranks = np.asarray(comp.ranks, dtype=np.float64)
+    total = -w.alpha * np.log(ranks)
+    if comp.has_seeds and w.ppr:
+        raw = np.asarray(comp.ppr, dtype=np.float64)
+        if w.hub:
+            st = np.asarray(comp.static, dtype=np.float64)
+            raw = np.where(st > 0, raw / np.maximum(st, 1e-12) ** w.hub, 0.0)
+        s = raw.sum()
+        n = len(raw)
+        p = raw / s if s > 0 else np.full(n, 1.0 / n)
+        total += w.ppr * np.log(0.98 * p + 0.02 / n)
+    if w.lesk:
+        total += w.lesk * np.asarray(comp.lesk, dtype=np.float64)
+    return total
+
+
+def mention_of(text: str, lang: str, candidates: Sequence[Candidate], start: int = 0) -> Mention:
+    """A mention helper for callers without character offsets (evaluation, tests)."""
+    return Mention(start=start, end=start + len(text), text=text, lang=lang,
+                   candidates=tuple(candidates))
