@@ -1,0 +1,268 @@
+"""Find mentions of concept labels and dictionary written forms in a text.
+
+::
+
+    ann = Annotator(store)                      # builds the Lexicon once (or pass lexicon=)
+    ann.annotate("הפירות העמיסו על הבדים", "he")
+    # [Mention(start=0, end=6, text='הפירות', …), Mention(start=17, end=22, text='הבדים',
+    #   candidates=(Candidate(concept=…fabric, matched_by='prefix:ה+lemma'), …branch…))]
+    ann.candidates_for_lemma("bank", "en", pos="n")
+
+How a text is matched (all in the text's language, plus untagged thesaurus labels):
+
+1. the whole text is normalised once (:mod:`.tokenize`) and scanned once by the lexicon's
+   Aho-Corasick automaton for multiword/punctuated keys (``fruit tree``) — *fixed phrases*;
+2. every word is analysed (cached per distinct word): surface, lemma, Hebrew prefix-stripped
+   stems and their lemmas; suffix guesses only when nothing else matched;
+3. multiword keys are also tried over the analyses of consecutive words (``fruit trees`` →
+   ``fruit tree``, ``ועצי פרי`` → ``עץ פרי``);
+4. longest match wins, leftmost first. Words inside a fixed phrase give no mentions of their
+   own; words inside a phrase found only through analyses stay as extra, nested mentions;
+5. matched owners are resolved to candidates with ONE query (VALUES over their IRIs).
+"""
+
+from __future__ import annotations
+
+import logging
+from bisect import bisect_right
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+
+from ..errors import InputError
+from ..langid import check_language
+from ..model import Candidate, Mention
+from ..store import Store
+from ..text import match_key, nfc
+from .analyse import analyses, clean_surface, fallback_forms, how_rank
+from .candidates import Reading, check_pos, lemma_readings, readings_of, sort_key
+from .lexicon import Lexicon
+from .tokenize import WORD, Normalised, normalise
+
+log = logging.getLogger(__name__)
+
+MAX_PHRASE_WORDS = 8
+_CACHE_LIMIT = 200_000
+
+
+@dataclass(frozen=True, slots=True)
+class _WordInfo:
+    """Cached per (language, spelling): key ids with how they matched, and all analysed forms."""
+
+    matches: tuple[tuple[int, str], ...]
+    forms: tuple[tuple[str, str], ...]
+    starts_phrase: bool
+
+
+@dataclass(slots=True)
+class _Span:
+    start: int                       # offsets in norm
+    end: int
+    words: int                       # how many words it covers
+    matches: dict[int, str] = field(default_factory=dict)   # key id → best how
+    fixed: bool = False              # found as a whole phrase on the surface
+
+    def add(self, kid: int, how: str) -> None:
+        old = self.matches.get(kid)
+        if old is None or how_rank(how) < how_rank(old):
+            self.matches[kid] = how
+
+
+class Annotator:
+    """Mentions of the store's labels and written forms in texts (see the module docstring)."""
+
+    def __init__(self, store: Store, lexicon: Lexicon | None = None) -> None:
+        self.store = store
+        self._lexicon = lexicon
+        self._words: dict[tuple[str, str], _WordInfo] = {}
+        self._readings: dict[tuple[str, str], tuple[Reading, ...]] = {}
+
+    @property
+    def lexicon(self) -> Lexicon:
+        if self._lexicon is None:
+            self._lexicon = Lexicon.from_store(self.store)
+        return self._lexicon
+
+    # --- public ---------------------------------------------------------------------------
+    def annotate(self, text: str, lang: str, pos: str | None = None) -> list[Mention]:
+        """Every mention in ``text`` (offsets into ``nfc(text)``), sorted by start, longest
+        first. ``pos`` keeps only candidates of that part of speech (or of none)."""
+        code = check_language(lang)
+        pos_name = check_pos(pos)
+        if not isinstance(text, str):
+            raise InputError("the text to annotate must be a string")
+        text = nfc(text)
+        if not text.strip():
+            return []
+        n = normalise(text)
+        spans = self._spans(n, code)
+        chosen = _choose(spans)
+        if not chosen:
+            return []
+        readings = self._resolve(chosen, code)
+        lex = self.lexicon
+        mentions = []
+        for sp in chosen:
+            cands: dict[tuple[str | None, str], Candidate] = {}
+            for kid, how in sorted(sp.matches.items(), key=lambda kv: (how_rank(kv[1]), kv[0])):
+                for tid in lex.owners(kid):
+                    for r in readings.get(lex.targets[tid], ()):
+                        if pos_name is not None and r.pos is not None and r.pos != pos_name:
+                            continue
+                        cands.setdefault((r.sense, r.concept), r.candidate(code, how, lex.keys[kid]))
+            if not cands:
+                continue
+            by_sense = {c.concept for c in cands.values() if c.sense is not None}
+            final = sorted((c for c in cands.values() if c.sense is not None or c.concept not in by_sense),
+                           key=sort_key)
+            s, e = n.orig_start(sp.start), n.orig_end(sp.end)
+            mentions.append(Mention(start=s, end=e, text=text[s:e], lang=code,
+                                    candidates=tuple(final), fixed_phrase=sp.fixed))
+        mentions.sort(key=lambda m: (m.start, -m.end))
+        return mentions
+
+    def candidates_for_lemma(self, lemma: str, lang: str, pos: str | None = None) -> tuple[Candidate, ...]:
+        """The dictionary senses of ``lemma`` in the lexicons of ``lang`` (one query)."""
+        code = check_language(lang)
+        pos_name = check_pos(pos)
+        key = match_key(lemma)
+        if not key:
+            raise InputError("the lemma is empty")
+        out = []
+        for r in lemma_readings(self.store, key, code):
+            if pos_name is not None and r.pos is not None and r.pos != pos_name:
+                continue
+            out.append(r.candidate(code, "lemma", lemma))
+        return tuple(out)
+
+    # --- matching ---------------------------------------------------------------------------
+    def _word(self, lang: str, word: str, raw: str) -> _WordInfo:
+        ck = (lang, raw)
+        info = self._words.get(ck)
+        if info is not None:
+            return info
+        lex = self.lexicon
+        forms = analyses(word, clean_surface(raw), lang)
+        matches = [(kid, how) for form, how in forms for kid in lex.word(lang, form)]
+        if not matches and forms:
+            matches = [(kid, how) for form, how in fallback_forms(word, lang)
+                       for kid in lex.word(lang, form)]
+        if not forms:  # a stop word: only its surface may take part in a phrase
+            forms = ((word, "surface"),)
+        starts = lex.has_phrases(lang) and any(lex.phrase_prefix(lang, f + " ") for f, _ in forms)
+        info = _WordInfo(tuple(matches), forms, starts)
+        if len(self._words) >= _CACHE_LIMIT:
+            self._words.clear()
+        self._words[ck] = info
+        return info
+
+    def _spans(self, n: Normalised, lang: str) -> list[_Span]:
+        lex = self.lexicon
+        norm, scan, text = n.norm, n.scan, n.text
+        spans: dict[tuple[int, int], _Span] = {}
+
+        def span(s: int, e: int, words: int) -> _Span:
+            sp = spans.get((s, e))
+            if sp is None:
+                sp = spans[(s, e)] = _Span(s, e, words)
+            return sp
+
+        words = [m.span() for m in WORD.finditer(norm)]
+        infos = []
+        plain = not n._nstart
+        for s, e in words:
+            raw = text[s:e] if plain else text[n.orig_start(s) : n.orig_end(e)]
+            info = self._word(lang, norm[s:e], raw)
+            infos.append(info)
+            for kid, how in info.matches:
+                span(s, e, 1).add(kid, how)
+        # fixed phrases: one scan of the whole text
+        for hit in lex.scan(lang, scan, norm):
+            nwords = len(WORD.findall(norm, hit.start, hit.end))
+            sp = span(hit.start, hit.end, nwords)
+            sp.add(hit.kid, "mwe" if nwords > 1 else "surface")
+            sp.fixed = sp.fixed or nwords > 1
+        # phrases through analyses of consecutive words
+        for i, info in enumerate(infos):
+            if info.starts_phrase:
+                self._phrases_from(i, words, infos, scan, lang, span)
+        return list(spans.values())
+
+    def _phrases_from(self, i: int, words: list[tuple[int, int]], infos: list[_WordInfo],
+                      scan: str, lang: str, span: Callable[[int, int, int], _Span]) -> None:
+        lex = self.lexicon
+        # partial phrases: (joined forms, used an analysis other than the surface?, how)
+        frontier = [(f, how != "surface", how) for f, how in infos[i].forms]
+        j = i
+        while frontier and j + 1 < len(words) and j - i + 1 < MAX_PHRASE_WORDS:
+            if scan[words[j][1] : words[j + 1][0]] != " ":
+                break
+            j += 1
+            nxt = []
+            for joined, analysed, how in frontier:
+                if not lex.phrase_prefix(lang, joined + " "):
+                    continue
+                for f, h in infos[j].forms:
+                    cand = joined + " " + f
+                    used = analysed or h != "surface"
+                    h2 = how if how != "surface" else h
+                    if used:
+                        for kid in lex.phrase_exact(lang, cand):
+                            if lex.keys[kid] == cand:
+                                sp = span(words[i][0], words[j][1], j - i + 1)
+                                sp.add(kid, _phrase_how(h2))
+                    nxt.append((cand, used, h2))
+            frontier = nxt
+
+    def _resolve(self, spans: Iterable[_Span], lang: str) -> dict[str, tuple[Reading, ...]]:
+        lex = self.lexicon
+        wanted: dict[str, None] = {}
+        for sp in spans:
+            for kid in sp.matches:
+                for tid in lex.owners(kid):
+                    wanted.setdefault(lex.targets[tid], None)
+        missing = [t for t in wanted if (lang, t) not in self._readings]
+        if missing:
+            if len(self._readings) >= _CACHE_LIMIT:
+                self._readings.clear()
+            for t, rs in readings_of(self.store, missing, lang).items():
+                self._readings[(lang, t)] = rs
+        return {t: self._readings.get((lang, t), ()) for t in wanted}
+
+
+def _phrase_how(how: str) -> str:
+    if how.startswith("prefix"):
+        return how.split("+", 1)[0] + "+mwe"
+    return "mwe+lemma"
+
+
+def _choose(spans: list[_Span]) -> list[_Span]:
+    """Longest match, leftmost first, over phrases; nested spans stay only inside a phrase that
+    was not found as a fixed phrase."""
+    spans = [sp for sp in spans if sp.matches]
+    phrases = sorted((sp for sp in spans if sp.words > 1 or sp.fixed),
+                     key=lambda sp: (sp.start, -(sp.end - sp.start)))
+    chosen: list[_Span] = []
+    last_end = -1
+    for sp in phrases:
+        if sp.start >= last_end:
+            chosen.append(sp)
+            last_end = sp.end
+    out = list(chosen)
+    taken = {(sp.start, sp.end) for sp in chosen}
+    starts = [c.start for c in chosen]
+    for sp in spans:
+        if (sp.start, sp.end) in taken:
+            continue
+        k = bisect_right(starts, sp.start) - 1
+        left = chosen[k] if k >= 0 and sp.start < chosen[k].end else None
+        right = chosen[k + 1] if k + 1 < len(chosen) and chosen[k + 1].start < sp.end else None
+        if left is not None and sp.end <= left.end and right is None:
+            if not left.fixed:  # nested in a phrase found only through analyses
+                out.append(sp)
+        elif left is None and right is None:
+            out.append(sp)
+    out.sort(key=lambda sp: (sp.start, -sp.end))
+    return out
+
+
+__all__ = ["Annotator"]

@@ -1,0 +1,130 @@
+"""From matched owners (lexical entries, concepts) to :class:`~kg_rag.model.Candidate` readings.
+
+One query per batch (``sparql/select-candidates.rq``, VALUES over the owner IRIs); one query per
+lemma for the WSD evaluation (``sparql/select-lemma-candidates.rq``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from pyoxigraph import Literal, NamedNode
+
+from ..errors import InputError
+from ..model import Candidate
+from ..namespaces import LEXINFO
+from ..store import Store, Values
+from ..store.base import Row
+
+#: part-of-speech hints users and corpora give → lexinfo local names
+POS_ALIASES = {
+    "n": "noun", "noun": "noun", "nn": "noun", "propn": "properNoun", "propernoun": "properNoun",
+    "v": "verb", "verb": "verb",
+    "a": "adjective", "s": "adjective", "adj": "adjective", "adjective": "adjective",
+    "r": "adverb", "adv": "adverb", "adverb": "adverb",
+}
+_LEXINFO = str(LEXINFO)
+#: how many owner IRIs go into one VALUES block (a text with more is sent in a few queries)
+BATCH = 5000
+
+
+def check_pos(pos: str | None) -> str | None:
+    """A part-of-speech hint as a lexinfo local name (``"NOUN"``, ``"n"`` → ``"noun"``)."""
+    if pos is None or pos == "":
+        return None
+    name = POS_ALIASES.get(pos.strip().lower().replace("_", ""))
+    if name is None:
+        raise InputError(f"unknown part of speech {pos!r}; use one of noun, verb, adjective, adverb "
+                         f"(or n, v, a, r, NOUN, VERB, ADJ, ADV)")
+    return name
+
+
+@dataclass(frozen=True, slots=True)
+class Reading:
+    """One row of a candidate query, before the matched text and its analysis are known."""
+
+    concept: str
+    sense: str | None
+    entry: str | None
+    lemma: str
+    rank: int | None
+    sense_key: str | None
+    ili: str | None
+    pos: str | None
+
+    def candidate(self, lang: str, matched_by: str, lemma: str = "") -> Candidate:
+        return Candidate(concept=self.concept, sense=self.sense, entry=self.entry,
+                         lemma=self.lemma or lemma, lang=lang, rank=self.rank,
+                         sense_key=self.sense_key, ili=self.ili, pos=self.pos,
+                         matched_by=matched_by)
+
+
+def _pos_name(term: object) -> str | None:
+    if term is None:
+        return None
+    v = str(term.value)  # type: ignore[attr-defined]
+    return v[len(_LEXINFO):] if v.startswith(_LEXINFO) else v.rsplit("#", 1)[-1].rsplit("/", 1)[-1]
+
+
+def _int(term: object) -> int | None:
+    if term is None:
+        return None
+    try:
+        return int(term.value)  # type: ignore[attr-defined]
+    except ValueError:
+        return None
+
+
+def _reading(row: Row, entry: str | None) -> Reading:
+    sense = row.get("sense")
+    return Reading(
+        concept=row["concept"].value,
+        sense=sense.value if sense is not None else None,
+        entry=entry if sense is not None else None,
+        lemma=row["lemma"].value if "lemma" in row else "",
+        rank=_int(row.get("rank")),
+        sense_key=row["senseKey"].value if "senseKey" in row else None,
+        ili=row["ili"].value if "ili" in row else None,
+        pos=_pos_name(row.get("pos")),
+    )
+
+
+def sort_key(c: Candidate | Reading) -> tuple[int, str, int, str]:
+    """By entry (thesaurus label matches after dictionary senses), then sense rank, then IRI."""
+    return (c.entry is None, c.entry or "", c.rank if c.rank is not None else 1 << 30,
+            c.sense or c.concept)
+
+
+def _dedupe(readings: Iterable[Reading]) -> tuple[Reading, ...]:
+    seen: dict[tuple[str | None, str], Reading] = {}
+    for r in readings:
+        k = (r.sense, r.concept)
+        old = seen.get(k)
+        # duplicates come from several labels/ILI statements: keep the smallest values
+        if old is None or (r.lemma, r.ili or "", r.pos or "") < (old.lemma, old.ili or "", old.pos or ""):
+            seen[k] = r
+    return tuple(sorted(seen.values(), key=sort_key))
+
+
+def readings_of(store: Store, targets: Sequence[str], lang: str) -> dict[str, tuple[Reading, ...]]:
+    """Owner IRI → its readings, for every owner in ``targets`` (one query per BATCH owners)."""
+    out: dict[str, list[Reading]] = {t: [] for t in targets}
+    for i in range(0, len(targets), BATCH):
+        chunk = targets[i : i + BATCH]
+        rows = store.select("select-candidates", bind={"lang": Literal(lang)},
+                            values=Values.column("target", [NamedNode(t) for t in chunk]))
+        for row in rows:
+            t = row["target"].value
+            out.setdefault(t, []).append(_reading(row, t))
+    return {t: _dedupe(rs) for t, rs in out.items()}
+
+
+def lemma_readings(store: Store, key: str, lang: str) -> tuple[Reading, ...]:
+    """Readings of the entries whose match key is ``key`` in ``lang`` (one query)."""
+    rows = store.select("select-lemma-candidates", bind={"key": Literal(key, language=lang)})
+    return _dedupe(_reading(r, r["entry"].value) for r in rows)
+
+
+__all__ = ["BATCH", "POS_ALIASES", "Reading", "check_pos", "lemma_readings", "readings_of",
+           "sort_key"]
