@@ -44,8 +44,11 @@ typecheck: $(VENV)/.installed
 eval: $(VENV)/.installed
 	$(PY) -m kg_rag.eval.report --shared $(SHARED)
 
+## make bench: side-by-side benchmarks against peers (not part of make test); BENCH_ARGS="--scale full"
 bench: $(VENV)/.installed
-	$(PY) -m bench.run --shared $(SHARED)
+	@if [ ! -d "$(SHARED)/wordnet" ]; then \
+	  echo "bench: skipped: the shared data folder $(SHARED) is absent (make bench SHARED=PATH)"; \
+	else $(PY) -m bench.run --shared $(SHARED) $(BENCH_ARGS); fi
 
 clean:
 	rm -rf $(VENV) $(DEMO_STORE) build dist .pytest_cache

@@ -1,0 +1,82 @@
+"""The indexed-document stores of ``grow`` and ``retrieve``, built once per run.
+
+One corpus of the largest size is written; a copy of the ``lex`` store then indexes it in
+stages (e.g. 10k, then 20k more, then 70k more at full scale) with ``kg-rag index``, measuring
+each stage, its store size and ``ask`` latency. ``retrieve`` reuses the store of the last stage.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+
+from .context import KG, Ctx
+from .corpus import make_documents, make_questions
+from .measure import Run, dir_size, run_child, worker
+
+
+@dataclass(slots=True)
+class Stage:
+    docs: int                 # documents in the store after this stage
+    added: int
+    index: Run                # the kg-rag index run of this stage
+    store_bytes: int          # store size on disk after the stage
+    ask: Run | None = None    # work_ask on the store after the stage
+
+
+@dataclass(slots=True)
+class Built:
+    corpus: Path
+    questions: Path
+    store: Path               # the store after the last stage
+    base_bytes: int           # the lex store's size before any document
+    stages: list[Stage]
+
+
+def sizes(ctx: Ctx) -> list[int]:
+    return {"tiny": [20, 40, 80], "small": [1000, 3000, 10000],
+            "full": [10000, 30000, 100000]}[ctx.scale]
+
+
+def n_questions(ctx: Ctx) -> int:
+    return ctx.pick(8, 100, 200)
+
+
+def build(ctx: Ctx, with_ask: bool = True) -> Built:
+    done = ctx.memo.get("docstore")
+    if isinstance(done, Built):
+        return done
+    stages_n = sizes(ctx)
+    work = ctx.dir("docs")
+    corpus = work / "corpus.jsonl"
+    info = make_documents(ctx.shared, corpus, n_docs=stages_n[-1], seed=2, prefix="g")
+    questions = work / "questions.jsonl"
+    make_questions(ctx.shared, questions, n_questions(ctx))
+    lines = corpus.read_text(encoding="utf-8").splitlines()
+    store = ctx.copy_store("lex", work / "store")
+    base = dir_size(store)
+    stages: list[Stage] = []
+    prev = 0
+    for n in stages_n:
+        part = work / f"part-{n}.jsonl"
+        part.write_text("\n".join(lines[prev:n]) + "\n", encoding="utf-8")
+        ctx.log(f"  indexing documents {prev}–{n} of the corpus")
+        r = run_child([*KG, "--store", str(store), "index", str(part), "--json"])
+        size = dir_size(store)
+        st = Stage(n, n - prev, r, size)
+        if with_ask:
+            # ask on a copy, so that the recorded questions do not enter the next stage
+            probe = work / "probe"
+            shutil.rmtree(probe, ignore_errors=True)
+            shutil.copytree(store, probe)
+            st.ask = run_child(worker("work_ask", str(probe), str(questions), "10"))
+            shutil.rmtree(probe, ignore_errors=True)
+        stages.append(st)
+        prev = n
+    built = Built(corpus, questions, store, base, stages)
+    (work / "stages.json").write_text(json.dumps({"corpus": info, "stages": [
+        {"docs": s.docs, "wall": s.index.wall, "store_bytes": s.store_bytes} for s in stages]}))
+    ctx.memo["docstore"] = built
+    return built

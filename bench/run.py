@@ -1,0 +1,89 @@
+"""``python -m bench.run --shared ../shared/data [--only NAME[,NAME]] [--scale small|full] [--repeat N]``
+
+Runs the sections in order, each side by side with its peers, and writes bench/REPORT.md.
+A section that cannot run (a part of the pipeline not there yet, a peer missing) is reported as
+not measured, with the reason; it never stops the others.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+import time
+import traceback
+from pathlib import Path
+
+from . import report
+from .context import SCALES, Ctx
+from .measure import ROOT, Unavailable
+
+# in run order: load builds the shared stores the later sections reuse
+SECTIONS = ("load", "lookup", "decide", "annotate", "retrieve", "grow", "service", "tokens")
+
+
+def parse(argv: list[str] | None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(prog="python -m bench.run", description=__doc__.split("\n\n")[1])
+    p.add_argument("--shared", default="../shared/data", help="the shared data folder")
+    p.add_argument("--only", default="", help=f"comma-separated sections ({', '.join(SECTIONS)})")
+    p.add_argument("--scale", choices=SCALES, default="small",
+                   help="small (default, well under an hour) or full (the issue's sizes); "
+                        "tiny is for the smoke test")
+    p.add_argument("--repeat", type=int, default=3, help="repetitions per contender (interleaved)")
+    p.add_argument("--out", default=str(ROOT / "bench" / "out"), help="work folder (git-ignored)")
+    p.add_argument("--report", default=str(ROOT / "bench" / "REPORT.md"), help="report to write")
+    p.add_argument("--reuse-stores", action="store_true",
+                   help="reuse the shared stores of an earlier run when their input files are unchanged")
+    return p.parse_args(argv)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse(argv)
+    shared = Path(args.shared).resolve()
+    if not (shared / "wordnet").is_dir():
+        print(f"bench: skipped: the shared data folder {args.shared} (with wordnet/) is absent; "
+              f"pass --shared PATH or make bench SHARED=PATH", file=sys.stderr)
+        return 0
+    names = [n.strip() for n in args.only.split(",") if n.strip()] or list(SECTIONS)
+    unknown = [n for n in names if n not in SECTIONS]
+    if unknown:
+        print(f"bench: unknown section(s) {', '.join(unknown)}; choose from {', '.join(SECTIONS)}",
+              file=sys.stderr)
+        return 2
+    if args.repeat < 1:
+        print("bench: --repeat must be at least 1", file=sys.stderr)
+        return 2
+    out = Path(args.out).resolve()
+    out.mkdir(parents=True, exist_ok=True)
+    ctx = Ctx(shared=shared, out=out, scale=args.scale, repeat=args.repeat, reuse=args.reuse_stores)
+    env_lines = report.environment()
+    sections: list[report.Section] = []
+    t0 = time.perf_counter()
+    cmdline = ["python -m bench.run", f"--shared {args.shared}", f"--scale {args.scale}",
+               f"--repeat {args.repeat}"] + ([f"--only {args.only}"] if args.only else [])
+    for name in names:
+        mod = importlib.import_module(f"bench.sec_{name}")
+        sec = report.Section(name=name, title=mod.TITLE)
+        ctx.log(f"section {name}: {mod.TITLE}")
+        ts = time.perf_counter()
+        try:
+            mod.run(ctx, sec)
+        except Unavailable as e:
+            ctx.log(f"section {name} not measured: {e}")
+            sec.skip(str(e), [(w, t) for w, t in mod.TARGETS if not any(x.what == w for x in sec.targets)])
+        except Exception as e:  # noqa: BLE001 - one failed section is reported, the rest still run
+            tb = traceback.format_exc(limit=3)
+            ctx.log(f"section {name} failed: {e}\n{tb}")
+            first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+            sec.skip(f"failed: {type(e).__name__}: {first[:300]}",
+                     [(w, t) for w, t in mod.TARGETS if not any(x.what == w for x in sec.targets)])
+        sec.seconds = time.perf_counter() - ts
+        sections.append(sec)
+        # write after every section so that a long run leaves a report behind
+        report.write(Path(args.report), sections, cmdline, env_lines, time.perf_counter() - t0)
+    ctx.log(f"report written to {args.report}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
