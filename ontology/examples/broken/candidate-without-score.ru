@@ -1,0 +1,5 @@
+# breaks: a candidate without a score
+# expect: kgrsh:Candidate-score
+# (a SPARQL update applied to ../valid.trig; the standard kg-rag prefixes are prepended)
+PREFIX th: <http://example.org/thesaurus/>
+DELETE WHERE { GRAPH ?g { <https://w3id.org/kg-rag/id/decision/d1#c1> kgr:score ?s } }
