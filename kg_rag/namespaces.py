@@ -14,6 +14,10 @@ class Namespace(str):
     def term(self, name: str) -> NamedNode:
         return NamedNode(self + name)
 
+    # str methods shadow __getattr__: terms named like one (dct:title, dct:format) win here
+    title = property(lambda self: NamedNode(self + "title"))  # type: ignore[assignment]
+    format = property(lambda self: NamedNode(self + "format"))  # type: ignore[assignment]
+
 
 RDF = Namespace("http://www.w3.org/1999/02/22-rdf-syntax-ns#")
 RDFS = Namespace("http://www.w3.org/2000/01/rdf-schema#")
