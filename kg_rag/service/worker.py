@@ -16,6 +16,7 @@ deadline; the row cap is applied to the answer.
 
 from __future__ import annotations
 
+import faulthandler
 import json
 import logging
 import os
@@ -108,6 +109,7 @@ def _write_all(fd: int, data: bytes) -> None:
 def _child(store: pyoxigraph.Store, job: QueryJob, w: int) -> None:  # pragma: no cover - child
     code = 0
     try:
+        faulthandler.disable()  # a crash here is expected and reported by the parent
         _close_sockets()
         sandbox.deny_network()
         sandbox.limit_memory(CHILD_MEMORY_BYTES)
