@@ -192,6 +192,11 @@ def _grouped(texts: Sequence[LangText], field: str, skip: set[str]) -> list[str]
     return [f"{field}@{lang or 'und'} {quote('; '.join(vals[:4]))}" for lang, vals in by_lang.items()]
 
 
+def _is_label(text: str) -> bool:
+    """A register/usage label ("literary", "rare", "Talmudic") rather than a note."""
+    return len(text) <= 24 and len(text.split()) <= 3
+
+
 def _sense_line(sid: str, ev: SenseEvidence, ctx_lang: str, target_lang: str, show_pos: bool,
                 budget: int) -> str:
     """One sense: cheap and telling parts first (translation into the documents' language or
@@ -200,7 +205,9 @@ def _sense_line(sid: str, ev: SenseEvidence, ctx_lang: str, target_lang: str, sh
     gloss_langs = [x for x in dict.fromkeys((target_lang, "en", ctx_lang)) if x]
     usage_langs = [x for x in dict.fromkeys((ctx_lang, target_lang, "en")) if x]
     tags = [cand.pos] if cand.pos and show_pos else []
-    tags += [u.text for u in _pick(ev.usage, gloss_langs)]
+    usage = _pick(ev.usage, gloss_langs)
+    tags += [u.text for u in usage if _is_label(u.text)]
+    notes = [f"note@{u.lang or 'und'} {quote(u.text)}" for u in usage if not _is_label(u.text)]
     head = sid + (f" [{clean('; '.join(tags))}]" if tags else "")
     defs = _pick(ev.definitions, gloss_langs)
     examples = _pick(ev.examples, usage_langs)
@@ -231,7 +238,7 @@ def _sense_line(sid: str, ev: SenseEvidence, ctx_lang: str, target_lang: str, sh
         add(f"ex@{ex.lang or 'und'} {quote(ex.text)}")
     for d in [d for d in defs[1:] if d.lang != defs[0].lang][:1]:
         add(f"def@{d.lang or 'und'} {quote(d.text)}")
-    for part in translations[1:3] + labels[:3]:
+    for part in translations[1:3] + notes[:1] + labels[:3]:
         add(part)
     for ex in examples[1:2]:
         add(f"ex@{ex.lang or 'und'} {quote(ex.text)}")
