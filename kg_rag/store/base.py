@@ -89,6 +89,15 @@ class Store(ABC):
                    progress: Callable[[int], None] | None = None) -> int:
         """Replace ``graph`` with ``quads`` (bulk). On failure the graph is dropped again."""
 
+    def load_ntriples(self, graph: NamedNode, path: str,
+                      progress: Callable[[int], None] | None = None) -> int:
+        """Replace ``graph`` with the triples of an N-Triples file (large loads). By default
+        the file is parsed and passed to :meth:`load_graph`; the embedded store bulk-loads it."""
+        import pyoxigraph
+
+        return self.load_graph(graph, pyoxigraph.parse(path=path, format=pyoxigraph.RdfFormat.N_TRIPLES),
+                               progress)
+
     def drop_graph(self, graph: NamedNode) -> None:
         self.apply(Change(drop_graphs=[graph]))
 

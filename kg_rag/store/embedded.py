@@ -162,6 +162,26 @@ class EmbeddedStore(Store):
             raise
         return len(batch)
 
+    def load_ntriples(self, graph: NamedNode, path: str,
+                      progress: Callable[[int], None] | None = None) -> int:
+        """Bulk-load an N-Triples file into ``graph`` (replacing it); returns the line count."""
+        try:
+            if self._store.contains_named_graph(graph):
+                self._store.remove_graph(graph)
+            self._store.bulk_load(path=path, format=pyoxigraph.RdfFormat.N_TRIPLES, to_graph=graph)
+            self._store.flush()
+        except BaseException:
+            try:
+                self._store.remove_graph(graph)
+            except Exception:  # noqa: BLE001 - the original error is re-raised below
+                log.exception("could not remove the partly loaded graph %s", graph)
+            raise
+        with open(path, "rb") as f:
+            n = sum(block.count(b"\n") for block in iter(lambda: f.read(1 << 20), b""))
+        if progress:
+            progress(n)
+        return n
+
     def named_graphs(self) -> list[NamedNode]:
         graphs = [g for g in self._store.named_graphs() if isinstance(g, NamedNode)]
         return sorted(graphs, key=lambda g: g.value)

@@ -1,0 +1,158 @@
+"""RDF files (Turtle, RDF/XML, N-Triples, N-Quads, TriG, JSON-LD; gzip too) → one source graph.
+
+Protections before the parser sees the bytes: XML with a DTD internal subset or an entity
+declaration is refused (entity expansion bombs crash both pyoxigraph and rdflib); JSON-LD remote
+``@context`` documents are never fetched (pyoxigraph has no document loader set; the loader says
+so clearly). Errors name the file and line.
+
+After parsing: literals are normalised to NFC, blank nodes become skolem IRIs under the source
+graph (``<graph>/.well-known/genid/<id>``) so that every node can be bound into a query, and the
+SKOS and OntoLex materialisations of :mod:`loaders.skos` and :mod:`loaders.ontolex` are added.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import unicodedata
+from pathlib import Path
+
+import pyoxigraph
+from pyoxigraph import BlankNode, Literal, NamedNode, Quad
+
+from kg_rag.errors import LoadError
+from kg_rag.namespaces import ONTOLEX, SKOS
+from kg_rag.store import EmbeddedStore
+from kg_rag.text import base_language
+
+from . import ontolex, skos
+from .common import Parsed, read_all
+
+log = logging.getLogger(__name__)
+
+SYNTAXES: dict[str, tuple[pyoxigraph.RdfFormat, str]] = {
+    "turtle": (pyoxigraph.RdfFormat.TURTLE, "text/turtle"),
+    "rdfxml": (pyoxigraph.RdfFormat.RDF_XML, "application/rdf+xml"),
+    "ntriples": (pyoxigraph.RdfFormat.N_TRIPLES, "application/n-triples"),
+    "nquads": (pyoxigraph.RdfFormat.N_QUADS, "application/n-quads"),
+    "trig": (pyoxigraph.RdfFormat.TRIG, "application/trig"),
+    "jsonld": (pyoxigraph.RdfFormat.JSON_LD, "application/ld+json"),
+}
+_EXTENSIONS = {
+    ".ttl": "turtle", ".turtle": "turtle", ".n3": "turtle", ".rdf": "rdfxml", ".owl": "rdfxml",
+    ".xml": "rdfxml", ".rdfxml": "rdfxml", ".nt": "ntriples", ".ntriples": "ntriples",
+    ".nq": "nquads", ".nquads": "nquads", ".trig": "trig", ".jsonld": "jsonld", ".json": "jsonld",
+}
+# a DOCTYPE with an internal subset, or any entity declaration
+_XML_DANGER = re.compile(rb"<!DOCTYPE[^>\[]*\[|<!ENTITY", re.I)
+_LABEL_PREDICATES = {SKOS.prefLabel, SKOS.altLabel, SKOS.hiddenLabel, ONTOLEX.writtenRep}
+
+
+def syntax_from_name(path: Path) -> str | None:
+    name = path.name.lower()
+    if name.endswith(".gz"):
+        name = name[:-3]
+    return _EXTENSIONS.get(Path(name).suffix)
+
+
+def sniff(head: bytes) -> str | None:
+    """A guess at the RDF syntax of a file from its first bytes (when the name says nothing)."""
+    text = head.lstrip(b"\xef\xbb\xbf \t\r\n")
+    if text.startswith(b"<?xml") or text.startswith(b"<rdf:RDF") or text.startswith(b"<!DOCTYPE"):
+        return "rdfxml"
+    if text[:1] in (b"{", b"["):
+        return "jsonld"
+    if re.search(rb"^\s*(@prefix|@base|PREFIX|BASE)\b", text, re.M | re.I) or text.startswith(b"<"):
+        return "turtle"
+    return None
+
+
+def _line_of(data: bytes, pos: int) -> int:
+    return data.count(b"\n", 0, pos) + 1
+
+
+def check_xml(path: Path, data: bytes) -> None:
+    """Refuse XML that declares entities (before any parser expands them)."""
+    m = _XML_DANGER.search(data)
+    if m:
+        raise LoadError(f"{path}:{_line_of(data, m.start())}: refused: the XML declares a DTD "
+                        f"internal subset or entities (possible entity expansion bomb); remove "
+                        f"the <!DOCTYPE …[…]> block")
+
+
+def _parse_quads(path: Path, data: bytes, syntax: str) -> list[Quad]:
+    rdf_format = SYNTAXES[syntax][0]
+    try:
+        return list(pyoxigraph.parse(data, rdf_format, base_iri=path.as_uri()))
+    except SyntaxError as e:
+        msg = str(e).splitlines()[0] if str(e) else "syntax error"
+        if "LoadDocumentCallback" in msg or "remote context" in msg:
+            raise LoadError(f"{path}: refused: the JSON-LD names a remote @context, which kg-rag "
+                            f"never fetches; inline the context in the file") from None
+        line = f":{e.lineno}" if getattr(e, "lineno", None) else ""
+        raise LoadError(f"{path}{line}: not valid {syntax}: {msg}") from None
+    except (ValueError, OSError) as e:
+        raise LoadError(f"{path}: cannot parse as {syntax}: {e}") from None
+
+
+def _normalise(quads: list[Quad], graph: NamedNode) -> list[Quad]:
+    """Every statement as a triple of the default graph (the store puts them into the source
+    graph when writing); literals NFC; blank nodes → skolem IRIs under ``graph``."""
+    genid = graph.value + "/.well-known/genid/"
+    skolem: dict[str, NamedNode] = {}
+    named = 0
+
+    def node(t: object) -> object:
+        if isinstance(t, BlankNode):
+            n = skolem.get(t.value)
+            if n is None:
+                n = skolem[t.value] = NamedNode(genid + t.value)
+            return n
+        return t
+
+    out = []
+    for q in quads:
+        s, o = q.subject, q.object
+        if isinstance(o, Literal):
+            if not unicodedata.is_normalized("NFC", o.value):
+                text = unicodedata.normalize("NFC", o.value)
+                o = (Literal(text, language=o.language) if o.language
+                     else Literal(text, datatype=o.datatype))
+        else:
+            o = node(o)
+        if not isinstance(q.graph_name, pyoxigraph.DefaultGraph):
+            named += 1
+        out.append(Quad(node(s), q.predicate, o))  # type: ignore[arg-type]
+    if named:
+        log.info("%d statements of named graphs were put into the source graph %s", named, graph)
+    return out
+
+
+def parse(path: Path, syntax: str, graph: NamedNode, pipeline: str = "auto") -> Parsed:
+    """Parse, normalise and materialise a whole RDF file into quads of ``graph``."""
+    data = read_all(path)
+    if syntax == "rdfxml" or data.lstrip()[:5] == b"<?xml":
+        check_xml(path, data)
+    quads = _normalise(_parse_quads(path, data, syntax), graph)
+    del data
+    tmp = EmbeddedStore(":memory:")
+    tmp.oxigraph.extend(quads)
+    extra = skos.materialise(tmp, graph) + ontolex.materialise(tmp, graph)
+    counts = tmp.select("select-source-counts")[0]
+    concepts = int(counts["concepts"].value)
+    entries = int(counts["entries"].value)
+    senses = int(counts["senses"].value)
+    quads += extra
+    languages = {base_language(q.object.language) for q in quads
+                 if q.predicate in _LABEL_PREDICATES and isinstance(q.object, Literal)
+                 and q.object.language}
+    if pipeline == "ontolex" or (pipeline == "auto" and entries):
+        kind = "ontolex"
+    elif pipeline == "skos" or concepts:
+        kind = "skos"
+    else:
+        kind = "rdf"
+    entities = len({q.subject for q in quads})
+    return Parsed(kind=kind, media_type=SYNTAXES[syntax][1], quads=quads, triples=len(quads),
+                  concepts=concepts, entries=entries, senses=senses, entities=entities,
+                  languages=languages)
