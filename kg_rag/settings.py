@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import math
 import os
+import urllib.parse
+from collections.abc import Mapping
 from dataclasses import dataclass, field, fields, replace
 from functools import lru_cache
 from pathlib import Path
@@ -42,7 +45,7 @@ class Settings:
         parts = []
         for f in fields(self):
             value = getattr(self, f.name)
-            if f.name in ("llm_api_key", "service_token") and value:
+            if f.name in _SECRETS and value:
                 value = "***"
             parts.append(f"{f.name}={value!r}")
         return f"Settings({', '.join(parts)})"
@@ -51,35 +54,59 @@ class Settings:
         return replace(self, **changes)  # type: ignore[arg-type]
 
 
+_SECRETS = ("llm_api_key", "service_token")
+_URLS = ("endpoint", "update_endpoint", "store_endpoint", "llm_base_url")
+_MAY_BE_ZERO = ("llm_retries",)
+
+
 def _coerce(name: str, raw: str, default: object) -> object:
-    try:
-        if isinstance(default, bool):
-            if raw.lower() in ("1", "true", "yes", "on"):
-                return True
-            if raw.lower() in ("0", "false", "no", "off", ""):
-                return False
-            raise ValueError(raw)
-        if isinstance(default, int):
-            return int(raw)
-        if isinstance(default, float):
-            return float(raw)
-    except ValueError:
-        raise ConfigError(f"KG_RAG_{name.upper()}={raw!r} is not a valid value") from None
+    """The value of ``KG_RAG_<NAME>`` as the field's type; ConfigError saying what is expected."""
+    key = f"KG_RAG_{name.upper()}"
+    raw = raw.strip()
+    shown = "***" if name in _SECRETS else repr(raw)
+    if isinstance(default, bool):
+        if raw.lower() in ("1", "true", "yes", "on"):
+            return True
+        if raw.lower() in ("0", "false", "no", "off", ""):
+            return False
+        raise ConfigError(f"{key}={shown} is not a valid value; use true or false")
+    if isinstance(default, int | float):
+        kind = "a whole number" if isinstance(default, int) else "a number"
+        try:
+            value: int | float = int(raw) if isinstance(default, int) else float(raw)
+        except ValueError:
+            raise ConfigError(f"{key}={shown} is not a valid value; use {kind}") from None
+        if not math.isfinite(value) or value < 0 or (value == 0 and name not in _MAY_BE_ZERO):
+            least = "0 or more" if name in _MAY_BE_ZERO else "more than 0"
+            raise ConfigError(f"{key}={shown} is not a valid value; use {kind}, {least}")
+        return value
+    if raw == "":
+        if default is None:
+            return None
+        raise ConfigError(f"{key} is empty; unset it to use the default {default!r} or give a value")
+    if name in _URLS:
+        parts = urllib.parse.urlsplit(raw)
+        if parts.scheme not in ("http", "https") or not parts.netloc:
+            # the value is not shown: a URL may carry credentials
+            raise ConfigError(f"{key} is not a valid value; use an http(s) URL such as "
+                              f"http://127.0.0.1:7878/query")
     return raw
 
 
-def load_settings(environ: dict[str, str] | None = None) -> Settings:
+def load_settings(environ: Mapping[str, str] | None = None) -> Settings:
+    """Settings from ``environ`` (default: the process environment). Bad values: ConfigError."""
     env = os.environ if environ is None else environ
     base = Settings()
-    changes: dict[str, object] = {}
+    raw: dict[str, str] = {}
+    if env.get("OPENAI_API_KEY"):
+        raw["llm_api_key"] = env["OPENAI_API_KEY"]
+    if env.get("OPENAI_BASE_URL"):
+        raw["llm_base_url"] = env["OPENAI_BASE_URL"]
     for f in fields(Settings):
         key = f"KG_RAG_{f.name.upper()}"
         if key in env:
-            changes[f.name] = _coerce(f.name, env[key], getattr(base, f.name))
-    if "llm_api_key" not in changes and env.get("OPENAI_API_KEY"):
-        changes["llm_api_key"] = env["OPENAI_API_KEY"]
-    if "llm_base_url" not in changes and env.get("OPENAI_BASE_URL"):
-        changes["llm_base_url"] = env["OPENAI_BASE_URL"]
+            raw[f.name] = env[key]   # KG_RAG_ wins over the OpenAI variables
+    changes = {name: _coerce(name, value, getattr(base, name)) for name, value in raw.items()}
     return replace(base, **changes)  # type: ignore[arg-type]
 
 
