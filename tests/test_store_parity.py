@@ -8,6 +8,7 @@ from __future__ import annotations
 import io
 import json
 from collections.abc import Iterator
+from pathlib import Path
 
 import pyoxigraph
 import pytest
@@ -270,3 +271,27 @@ def test_both_stores_named_queries_agree(both: tuple[Store, Store]) -> None:
     v = Values.column("o", [BRANCH_EN, BAD_HE, PLAIN])
     assert emb.select("select-subjects-by-literal", values=v) == rem.select("select-subjects-by-literal", values=v)
     assert set(emb.construct("construct-graph", bind={"g": G1})) == set(rem.construct("construct-graph", bind={"g": G1}))
+
+
+def test_load_ntriples_replaces_and_counts_statements(store: Store, tmp_path: Path) -> None:
+    f = tmp_path / "spool.nt"
+    f.write_text("# a comment\n\n"
+                 f"{A} {LABEL} {BRANCH_EN} .\n"
+                 f"{B} {LABEL} {BAD_HE} .\n"
+                 "   \n"
+                 f"_:x {LABEL} {PLAIN} .\n"
+                 f"{C} {LABEL} \"no newline at the end\" .", encoding="utf-8")
+    seen: list[int] = []
+    assert store.load_ntriples(G1, str(f), progress=seen.append) == 4
+    assert sum(seen) == 4
+    got = store.construct("construct-graph", bind={"g": G1})
+    assert len(got) == 4 and Triple(B, LABEL, BAD_HE) in got
+    assert len(store.construct("construct-graph", bind={"g": G2})) == 1    # untouched
+
+
+def test_load_ntriples_broken_file_leaves_no_graph(store: Store, tmp_path: Path) -> None:
+    f = tmp_path / "broken.nt"
+    f.write_text(f"{A} {LABEL} {BRANCH_EN} .\n{A} {LABEL} \"unterminated .\n", encoding="utf-8")
+    with pytest.raises(SyntaxError):
+        store.load_ntriples(G1, str(f))
+    assert G1 not in store.named_graphs()
