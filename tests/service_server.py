@@ -34,3 +34,20 @@ def serve(app: Any, startup: float = 15.0) -> Iterator[str]:
     finally:
         server.should_exit = True
         thread.join(timeout=10)
+
+
+_DEMO: dict[str, Any] = {}
+
+
+def demo_store() -> Any:
+    """One in-memory store with the bundled demo (thesaurus, dictionary, 40 documents), built
+    once per test process and shared by the service tests (they add/remove only their own ids)."""
+    if "store" not in _DEMO:
+        from kg_rag.api import KnowledgeGraph
+        from kg_rag.cli.demo import build_demo
+        from kg_rag.store import EmbeddedStore
+
+        store = EmbeddedStore(":memory:")
+        build_demo(KnowledgeGraph(store))
+        _DEMO["store"] = store
+    return _DEMO["store"]

@@ -14,6 +14,7 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 from starlette.applications import Starlette
+from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
@@ -22,7 +23,7 @@ from ..api import KnowledgeGraph
 from ..errors import ConfigError, QueryError, StoreError
 from ..settings import Settings
 from ..store import EmbeddedStore, RemoteStore, Store
-from .problems import HANDLERS
+from .problems import HANDLERS, CatchAll
 from .sparql_endpoint import SparqlService
 from .worker import Executor, ForkExecutor, RemoteExecutor
 
@@ -83,7 +84,8 @@ def create_app(kg: KnowledgeGraph, config: Settings | None = None, *, slots: int
 
     routes = [Route("/health", health, methods=["GET"]), *sparql.routes(), *rest.routes(),
               *page_routes(kg, cfg)]
-    app = Starlette(routes=routes, exception_handlers=HANDLERS, lifespan=lifespan)
+    app = Starlette(routes=routes, exception_handlers=HANDLERS, lifespan=lifespan,
+                    middleware=[Middleware(CatchAll)])
     app.state.kg = kg
     app.state.sparql = sparql
     return app

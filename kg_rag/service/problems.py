@@ -13,6 +13,7 @@ from typing import Any
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from ..errors import KgRagError, RateLimitedError
 
@@ -63,14 +64,37 @@ async def on_http_error(request: Request, exc: Exception) -> Response:
     return problem(exc.status_code, title, str(exc.detail or ""), headers or None)
 
 
-async def on_unexpected(request: Request, exc: Exception) -> Response:
-    log.error("unexpected error on %s %s", request.method, request.url.path, exc_info=exc)
-    return problem(500, "internal error",
-                   "the service hit an unexpected error; it was logged and the service is still up")
-
-
 HANDLERS: dict[Any, Any] = {
     KgRagError: on_kg_rag_error,
     HTTPException: on_http_error,
-    Exception: on_unexpected,
 }
+
+
+class CatchAll:
+    """ASGI middleware: an unexpected exception becomes a 500 problem (traceback to the log
+    only) and is NOT re-raised, so the connection and the service stay up."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        started = False
+
+        async def tracking_send(message: Message) -> None:
+            nonlocal started
+            if message["type"] == "http.response.start":
+                started = True
+            await send(message)
+
+        try:
+            await self.app(scope, receive, tracking_send)
+        except Exception:  # noqa: BLE001 - the point of this middleware
+            log.exception("unexpected error on %s %s", scope.get("method"), scope.get("path"))
+            if started:
+                raise
+            resp = problem(500, "internal error", "the service hit an unexpected error; it was "
+                                                  "logged and the service is still up")
+            await resp(scope, receive, send)
