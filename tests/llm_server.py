@@ -113,6 +113,8 @@ class LlmServer:
         self.script = script
         self.rejects_response_format = rejects_response_format
         self.requests: list[Recorded] = []
+        self.in_flight = 0
+        self.max_in_flight = 0
         self._lock = threading.Lock()
         self._httpd: ThreadingHTTPServer | None = None
 
@@ -161,9 +163,15 @@ class LlmServer:
                             "invalid_request_error", "param": "response_format"}}))
                     else:
                         reply = server._next(body)
-                if reply.delay:
-                    time.sleep(reply.delay)
-                self._send(reply, body)
+                    server.in_flight += 1
+                    server.max_in_flight = max(server.max_in_flight, server.in_flight)
+                try:
+                    if reply.delay:
+                        time.sleep(reply.delay)
+                    self._send(reply, body)
+                finally:
+                    with server._lock:
+                        server.in_flight -= 1
 
             def _send(self, reply: Reply, body: dict[str, Any]) -> None:
                 if reply.raw is not None:

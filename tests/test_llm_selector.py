@@ -209,3 +209,29 @@ def test_injected_instruction_in_gloss_cannot_choose_outside_the_candidates() ->
     schema = srv.chat_requests[0].body["response_format"]["json_schema"]["schema"]
     assert schema["properties"]["answers"]["items"]["properties"]["sense"]["enum"] == [
         "S1", "S2", "S3"]
+
+
+def test_concurrency_cap_is_shared_by_selectors_of_one_process() -> None:
+    import threading
+    slow = Reply(delay=0.4, content=answer(("M1", "S2")).content)
+    with LlmServer(slow) as srv:
+        selectors = [selector_for(srv, llm_concurrency=1) for _ in range(3)]
+        threads = [threading.Thread(target=s.select, args=(paper_requests()[:1],))
+                   for s in selectors]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(timeout=10)
+    assert len(srv.chat_requests) == 3 and srv.max_in_flight == 1
+
+
+def test_retry_after_header_forms() -> None:
+    from datetime import datetime, timedelta, timezone
+    from email.utils import format_datetime
+
+    from kg_rag.senses.llm_client import retry_after
+    assert retry_after({"retry-after": "7"}) == 7.0
+    assert retry_after({"retry-after-ms": "1500", "retry-after": "9"}) == 1.5
+    later = format_datetime(datetime.now(timezone.utc) + timedelta(seconds=120), usegmt=True)
+    assert 100 < (retry_after({"retry-after": later}) or 0) <= 120
+    assert retry_after({"retry-after": "soon"}) is None and retry_after({}) is None

@@ -38,12 +38,13 @@ def endpoint_host(base_url: str | None) -> str:
     return urlsplit(base_url).hostname or DEFAULT_HOST
 
 
-def shared_semaphore(host: str, concurrency: int) -> threading.BoundedSemaphore:
-    """The process-wide cap of concurrent requests to ``host`` (sized by its first user)."""
+def shared_semaphore(endpoint: str, concurrency: int) -> threading.BoundedSemaphore:
+    """The process-wide cap of concurrent requests to ``endpoint`` (host[:port]), sized by
+    the first selector that uses it."""
     with _SEMAPHORES_LOCK:
-        sem = _SEMAPHORES.get(host)
+        sem = _SEMAPHORES.get(endpoint)
         if sem is None:
-            sem = _SEMAPHORES[host] = threading.BoundedSemaphore(max(1, concurrency))
+            sem = _SEMAPHORES[endpoint] = threading.BoundedSemaphore(max(1, concurrency))
         return sem
 
 
@@ -106,7 +107,8 @@ class ChatClient:
         self.plain_json = False  # set once the server rejected response_format
         self._client = openai.OpenAI(base_url=base_url, api_key=api_key,
                                      timeout=self.timeout, max_retries=0)
-        self._semaphore = shared_semaphore(self.host, concurrency)
+        netloc = urlsplit(base_url).netloc.rpartition("@")[2] if base_url else DEFAULT_HOST
+        self._semaphore = shared_semaphore(netloc or self.host, concurrency)
 
     def _create(self, messages: list[dict[str, str]], response_format: dict[str, Any] | None,
                 max_tokens: int, timeout: float) -> Any:
