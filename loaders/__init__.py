@@ -19,6 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+import pyoxigraph
 from pyoxigraph import NamedNode
 
 from kg_rag.catalog import SourceRecord, drop_source, list_sources, now, write_record
@@ -31,6 +32,8 @@ from .iris import source_graph_iri
 
 log = logging.getLogger(__name__)
 
+#: sources up to this many triples are written in one transaction; larger ones are bulk-loaded
+SMALL = 200_000
 #: what ``--format`` accepts
 FORMATS = ("auto", "turtle", "rdfxml", "ntriples", "nquads", "trig", "jsonld", "wn-lmf",
            "ontolex", "skos")
@@ -99,8 +102,11 @@ def load_file(store: Store, path: Path | str, fmt: str = "auto", graph: str | No
     try:
         sha = _sha256(path)
         try:
-            if parsed.ntriples is not None:
+            if parsed.ntriples is not None and parsed.triples > SMALL:
                 n = store.load_ntriples(g, str(parsed.ntriples), progress)
+            elif parsed.ntriples is not None:  # small: one transaction replaces the graph
+                spooled = pyoxigraph.parse(path=str(parsed.ntriples), format=pyoxigraph.RdfFormat.N_TRIPLES)
+                n = store.load_graph(g, spooled, progress)
             else:
                 n = store.load_graph(g, parsed.quads, progress)
         except (OSError, SyntaxError, ValueError) as e:
