@@ -8,10 +8,13 @@ from __future__ import annotations
 
 import json
 import os
+import unicodedata
 from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from llm_paper import BAD, SENTENCES, en, paper_requests, request
 
 from kg_rag.model import LangText, SenseEvidence
@@ -159,3 +162,28 @@ def test_missing_evidence_still_lists_every_candidate() -> None:
     slot = build_slots([bare], [0])[0]
     assert slot.sense_ids == ("S1", "S2", "S3")
     assert [cid for _, cid in slot.ids] == [c.id for c in req.mention.candidates]
+
+
+@settings(max_examples=int(os.environ.get("KG_RAG_HYPOTHESIS_EXAMPLES", "60")), deadline=None)
+@given(hostile=st.text(min_size=0, max_size=400), mention_extra=st.text(max_size=30))
+def test_any_text_stays_inside_its_quotes(hostile: str, mention_extra: str) -> None:
+    """Whatever documents and dictionaries contain: the structure lines, ids and schema are ours,
+    and the block keeps to its budget."""
+    req = paper_requests()[0]
+    ev = tuple(replace(e, definitions=(LangText(hostile, "en"),), examples=(LangText(hostile, "he"),),
+                       usage=(LangText(hostile[:20], "en"),),
+                       translations=(LangText(hostile[:15], "en"),)) for e in req.evidence)
+    hostile_req = replace(req, context=hostile + " הבדים " + mention_extra, evidence=ev)
+    prompt = build_prompt([hostile_req], build_slots([hostile_req], [0]))
+    user = prompt.messages[1]["content"]
+    lines = user.splitlines()
+    assert lines.count("BEGIN DATA") == 1 and lines.count("END DATA") == 1
+    data = lines[lines.index("BEGIN DATA") + 1: lines.index("END DATA")]
+    assert data[0].startswith('M1 "הבדים"') and data[1].startswith("context: ")
+    assert [line.split(" ", 1)[0] for line in data[2:]] == [f"S{i}" for i in range(1, 9)]
+    assert prompt.slots[0].tokens <= MENTION_BUDGET
+    assert prompt.response_format == RF_ONE_MENTION_8
+    assert not any(unicodedata.category(ch) in ("Cf", "Cc") for ch in user.replace("\n", ""))
+
+
+RF_ONE_MENTION_8 = build_prompt(paper_requests()[:1], build_slots(paper_requests()[:1], [0])).response_format

@@ -110,21 +110,28 @@ def quote(text: str) -> str:
 
 
 def truncate(text: str, budget: int) -> str:
-    """The longest prefix of ``text`` (cut at a space when possible) within ``budget`` tokens."""
+    """The longest prefix of ``text`` (cut at a space when possible, marked with …) whose quoted
+    form stays within ``budget`` tokens; "" when not even that fits."""
     if estimate_tokens(quote(text)) <= budget:
         return text
+
+    def fits(t: str) -> bool:
+        return estimate_tokens(quote(t)) <= budget
+
     lo, hi = 0, len(text)
     while lo < hi:
         mid = (lo + hi + 1) // 2
-        if estimate_tokens(quote(text[:mid] + "…")) <= budget:
+        if fits(text[:mid] + "…"):
             lo = mid
         else:
             hi = mid - 1
-    cut = text[:lo]
-    space = cut.rfind(" ")
-    if space > lo // 2:
-        cut = cut[:space]
-    return cut.rstrip() + "…" if cut else ""
+    best = text[:lo].rstrip() + "…"
+    space = text[:lo].rfind(" ")
+    if space > lo // 2 and fits(text[:space].rstrip() + "…"):
+        best = text[:space].rstrip() + "…"
+    if not fits(best):
+        return ""
+    return best if best != "…" else ""
 
 
 # --- the prompt -----------------------------------------------------------------------------
@@ -208,7 +215,8 @@ def _sense_line(sid: str, ev: SenseEvidence, ctx_lang: str, target_lang: str, sh
     usage = _pick(ev.usage, gloss_langs)
     tags += [u.text for u in usage if _is_label(u.text)]
     notes = [f"note@{u.lang or 'und'} {quote(u.text)}" for u in usage if not _is_label(u.text)]
-    head = sid + (f" [{clean('; '.join(tags))}]" if tags else "")
+    tag_text = truncate("; ".join(tags), max(budget // 3, 4)) if tags else ""
+    head = sid + (f" [{tag_text}]" if tag_text else "")
     defs = _pick(ev.definitions, gloss_langs)
     examples = _pick(ev.examples, usage_langs)
     lemma_keys = {clean(cand.lemma).casefold()} if cand.lemma else set()
@@ -228,10 +236,11 @@ def _sense_line(sid: str, ev: SenseEvidence, ctx_lang: str, target_lang: str, sh
     if translations:
         add(translations[0])
     if defs:  # one definition always, cut to what is left
-        room = max(budget - used - 3, 6)
-        first = f"def@{defs[0].lang or 'und'} {quote(truncate(defs[0].text, room))}"
-        parts.append(first)
-        used += estimate_tokens(" " + first)
+        prefix = f"def@{defs[0].lang or 'und'} "
+        cut = truncate(defs[0].text, budget - used - estimate_tokens(" " + prefix))
+        if cut:
+            parts.append(prefix + quote(cut))
+            used += estimate_tokens(" " + prefix + quote(cut))
     elif labels:
         add(labels[0])
     for ex in examples[:1]:
@@ -273,9 +282,9 @@ def _mention_block(mid: str, req: SelectionRequest, ids: Sequence[tuple[str, str
     m = req.mention
     lemmas = list(dict.fromkeys(clean(c.lemma) for c in m.candidates if c.lemma))
     lemmas = [x for x in lemmas if x != clean(m.text)]
-    head = f"{mid} {quote(clean(m.text))}"
+    head = f"{mid} {quote(truncate(clean(m.text), 16) or '…')}"
     if lemmas:
-        head += f" lemma {quote('; '.join(lemmas[:3]))}"
+        head += f" lemma {quote(truncate('; '.join(lemmas[:3]), 16) or '…')}"
     head += f" ({base_language(m.lang) or base_language(req.context_lang) or 'und'}{lang_suffix})"
     if same_context_as:
         ctx_line = f"context: same as {same_context_as}"
