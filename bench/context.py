@@ -17,7 +17,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .measure import PY, ROOT, BenchError, Unavailable, run_child
+from .measure import PY, ROOT, BenchError, run_child
 
 KG = [str(Path(PY).parent / "kg-rag")]
 
@@ -73,7 +73,12 @@ class Ctx:
 
     # --- stores ----------------------------------------------------------------------------
     def load_argv(self, store: Path, files: list[Path]) -> list[str]:
-        return [*KG, "--store", str(store), "load", *map(str, files)]
+        """``kg-rag load``; the API (``KnowledgeGraph.load``) in a worker while the command is missing."""
+        if "load-cli" not in self.memo:
+            self.memo["load-cli"] = need_cli("load") is None
+        if self.memo["load-cli"]:
+            return [*KG, "--store", str(store), "load", *map(str, files)]
+        return [PY, "-m", "bench.work_load", str(store), *map(str, files)]
 
     def _stamp(self, files: list[Path]) -> str:
         return json.dumps([[str(f), f.stat().st_size, int(f.stat().st_mtime)] for f in files])
@@ -98,11 +103,6 @@ class Ctx:
         else:
             raise BenchError(f"unknown shared store {name}")
         path = self.out / "stores" / name
-        if name != "wn" and "load-cli" not in self.memo:
-            why = need_cli("load")
-            if why:
-                raise Unavailable(f"the shared store needs {why}")
-            self.memo["load-cli"] = True
         if self._reusable(path, files):
             self.log(f"reusing the store {path}")
             self.stores[name] = path

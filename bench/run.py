@@ -37,6 +37,15 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     return p.parse_args(argv)
 
 
+def _loadavg() -> str:
+    import os
+
+    try:
+        return " ".join(f"{x:.1f}" for x in os.getloadavg())
+    except OSError:
+        return "?"
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parse(argv)
     shared = Path(args.shared).resolve()
@@ -67,6 +76,8 @@ def main(argv: list[str] | None = None) -> int:
         ctx.log(f"section {name}: {mod.TITLE}")
         ts = time.perf_counter()
         try:
+            sec.say(f"Load average at the start of the section: {_loadavg()} (2 cores; the machine is "
+                    "shared, so compare the side-by-side ratios rather than absolute times).", "")
             mod.run(ctx, sec)
         except Unavailable as e:
             ctx.log(f"section {name} not measured: {e}")

@@ -21,10 +21,6 @@ def run(ctx: Ctx, sec: Section) -> None:
     if not src.exists():
         sec.skip(f"{src} is absent", TARGETS)
         return
-    why = need_cli("load")
-    if why:
-        sec.skip(why, TARGETS)
-        return
     sec.scale = f"the whole OEWN file ({src.name}); {ctx.repeat} interleaved repetitions"
     work = ctx.fresh("load")
     nt = work / "oewn.nt"
@@ -75,6 +71,9 @@ def run(ctx: Ctx, sec: Section) -> None:
             shutil.rmtree(dest, ignore_errors=True)
         return r
 
+    if need_cli("load"):
+        sec.say("`kg-rag load` does not exist yet: ours is measured through the API it will call, "
+                "`KnowledgeGraph.load` (bench/work_load.py), in a process of its own.", "")
     jobs = {"kg-rag load": ours, "oxigraph load (N-Triples)": oxigraph, "wn.add()": wn_add}
     try:
         import wn  # noqa: F401

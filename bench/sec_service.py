@@ -30,12 +30,12 @@ _LUA = """
 local bodies = {BODIES}
 local i = 0
 request = function()
-  i = i %% #bodies + 1
-  return wrk.format("%(method)s", "%(path)s", {["Content-Type"] = "%(ctype)s"}, bodies[i])
+  i = i % #bodies + 1
+  return wrk.format("{METHOD}", "{PATH}", {["Content-Type"] = "{CTYPE}"}, bodies[i])
 end
 done = function(summary, latency, requests)
-  io.write(string.format('{"requests": %%d, "duration_us": %%d, "non2xx": %%d, "errors": %%d, '
-    .. '"p50_us": %%d, "p95_us": %%d, "p99_us": %%d, "max_us": %%d}\\n',
+  io.write(string.format('{"requests": %d, "duration_us": %d, "non2xx": %d, "errors": %d, '
+    .. '"p50_us": %d, "p95_us": %d, "p99_us": %d, "max_us": %d}\\n',
     summary.requests, summary.duration, summary.errors.status,
     summary.errors.connect + summary.errors.read + summary.errors.write + summary.errors.timeout,
     latency:percentile(50), latency:percentile(95), latency:percentile(99), latency.max))
@@ -45,8 +45,8 @@ end
 
 def _lua(path: Path, method: str, url_path: str, ctype: str, bodies: list[str]) -> None:
     quoted = ", ".join("[==[" + b + "]==]" for b in bodies)
-    script = _LUA.replace("{BODIES}", "{" + quoted + "}") % {
-        "method": method, "path": url_path, "ctype": ctype}
+    script = (_LUA.replace("{METHOD}", method).replace("{PATH}", url_path)
+              .replace("{CTYPE}", ctype).replace("{BODIES}", "{" + quoted + "}"))
     path.write_text(script, encoding="utf-8")
 
 
@@ -96,7 +96,7 @@ def run(ctx: Ctx, sec: Section) -> None:
     seconds = ctx.pick(3, 15, 30)
     conns = 8
     qs = [json.loads(x) for x in (ROOT / "demo" / "questions.jsonl").read_text(encoding="utf-8").splitlines() if x]
-    ask_bodies = [json.dumps({"question": q["text"], "lang": q.get("lang"), "k": 10, "wsd": "knowledge"},
+    ask_bodies = [json.dumps({"question": q["text"], "language": q.get("lang"), "k": 10, "wsd": "knowledge"},
                              ensure_ascii=False) for q in qs]
     sparql_q = "SELECT ?s ?label WHERE { ?s <http://www.w3.org/2004/02/skos/core#prefLabel> ?label } LIMIT 10"
     ask_lua, sparql_lua = work / "ask.lua", work / "sparql.lua"

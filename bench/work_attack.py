@@ -47,8 +47,9 @@ class Listener:
 def attacks(base: str, listener_port: int) -> list[tuple[str, str, dict[str, Any]]]:
     depth = 5000
     bomb = "SELECT * WHERE " + "{ " * depth + "?s ?p ?o " + "} " * depth
-    cross = ("SELECT (COUNT(*) AS ?n) WHERE { ?a ?b ?c . ?d ?e ?f . ?g ?h ?i . ?j ?k ?l . "
-             "FILTER(STR(?c) != STR(?l)) }")
+    # every quad of every graph, four times over: never ends on any real store
+    cross = ("SELECT (COUNT(*) AS ?n) WHERE { GRAPH ?g1 { ?a ?b ?c } GRAPH ?g2 { ?d ?e ?f } "
+             "GRAPH ?g3 { ?g ?h ?i } GRAPH ?g4 { ?j ?k ?l } FILTER(STR(?c) != STR(?l)) }")
     service = f"SELECT * WHERE {{ SERVICE <http://127.0.0.1:{listener_port}/sparql> {{ ?s ?p ?o }} }}"
     big = b"query=" + b"x" * (100 * 2**20)
     return [
