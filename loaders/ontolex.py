@@ -29,7 +29,7 @@ _MEMBER = "http://www.w3.org/1999/02/22-rdf-syntax-ns#_"
 def materialise(tmp: EmbeddedStore, graph: NamedNode) -> list[Quad]:
     """Statements to add to a parsed source held in the default graph of ``tmp``."""
     inferred = [Quad(t.subject, t.predicate, t.object) for t in tmp.construct("construct-ontolex-inferred")]
-    tmp.oxigraph.extend(inferred)
+    tmp.oxigraph.bulk_extend(inferred)
     return inferred + _entry_keys(tmp) + _ranks(tmp)
 
 

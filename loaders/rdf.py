@@ -136,13 +136,14 @@ def parse(path: Path, syntax: str, graph: NamedNode, pipeline: str = "auto") -> 
     quads = _normalise(_parse_quads(path, data, syntax), graph)
     del data
     tmp = EmbeddedStore(":memory:")
-    tmp.oxigraph.extend(quads)
-    extra = skos.materialise(tmp, graph) + ontolex.materialise(tmp, graph)
+    tmp.oxigraph.bulk_extend(quads)
+    del quads
+    tmp.oxigraph.bulk_extend(skos.materialise(tmp, graph) + ontolex.materialise(tmp, graph))
     counts = tmp.select("select-source-counts")[0]
     concepts = int(counts["concepts"].value)
     entries = int(counts["entries"].value)
     senses = int(counts["senses"].value)
-    quads += extra
+    quads = list(tmp.oxigraph)  # the scratch store holds each statement once
     languages = {base_language(q.object.language) for q in quads
                  if q.predicate in _LABEL_PREDICATES and isinstance(q.object, Literal)
                  and q.object.language}

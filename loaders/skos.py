@@ -18,7 +18,7 @@ def materialise(tmp: EmbeddedStore, graph: NamedNode) -> list[Quad]:
 
     The SKOS-XL labels are also added to ``tmp`` (later steps see them)."""
     labels = [Quad(t.subject, t.predicate, t.object) for t in tmp.construct("construct-skosxl-labels")]
-    tmp.oxigraph.extend(labels)
+    tmp.oxigraph.bulk_extend(labels)
     return labels + match_keys(tmp)
 
 
@@ -26,6 +26,7 @@ def match_keys(tmp: EmbeddedStore) -> list[Quad]:
     """``kgr:matchKey`` per distinct (key, language) of each concept's labels."""
     seen: set[tuple[str, str, str]] = set()
     out: list[Quad] = []
+    pred = KGR.matchKey
     for row in tmp.select("select-concept-label-texts"):
         c, label = row["c"], row["label"]
         lang = base_language(label.language)
@@ -34,5 +35,5 @@ def match_keys(tmp: EmbeddedStore) -> list[Quad]:
             continue
         seen.add((c.value, key, lang))
         lit = Literal(key, language=lang) if lang else Literal(key)
-        out.append(Quad(c, KGR.matchKey, lit))
+        out.append(Quad(c, pred, lit))
     return out

@@ -80,6 +80,7 @@ class _Mapper:
         self.text_tag: str | None = None    # Definition / Example being read
         self.text_lang = ""
         self.buf: list[str] = []
+        self.texts: set[tuple[str, str]] = set()   # definitions/examples of the synset so far
         # deferred (synset ids are known only after all entries)
         self.sense_synset: list[tuple[str, str]] = []
         self.synset_rels: list[tuple[str, str, str]] = []
@@ -94,7 +95,11 @@ class _Mapper:
         """``<…/id/wn/<lexicon>/<id>>``; XML ids need no escaping beyond :func:`segment`."""
         return f"<{self.lex_base}{segment(local_id)}>"
 
-    def relation(self, name: str) -> str:
+    def relation(self, a: dict[str, str]) -> str:
+        """``wn:<relType>``; for relType "other" the specific ``dc:type`` when given."""
+        name = a["relType"]
+        if name == "other" and a.get("dc:type"):
+            name = a["dc:type"]
         p = self.rel.get(name)
         if p is None:
             p = self.rel[name] = _t(WN.term(segment(name)))
@@ -123,9 +128,9 @@ class _Mapper:
         if tag == "Sense" and self.entry is not None:
             self.sense_start(a)
         elif tag == "SynsetRelation" and self.concept is not None:
-            self.synset_rels.append((self.concept, self.relation(a["relType"]), a["target"]))
+            self.synset_rels.append((self.concept, self.relation(a), a["target"]))
         elif tag == "SenseRelation" and self.sense is not None:
-            self.sense_rels.append((self.sense, self.relation(a["relType"]), a["target"]))
+            self.sense_rels.append((self.sense, self.relation(a), a["target"]))
         elif tag == "LexicalEntry":
             e = self.entry = self.node(a["id"])
             self.entry_keys = set()
@@ -185,6 +190,7 @@ class _Mapper:
             c = self.node(sid)
             ili = ""
         self.concept = c
+        self.texts = set()
         self.concept_of[sid] = c
         add = self.add
         add(c, _TYPE, _CONCEPT)
@@ -199,7 +205,8 @@ class _Mapper:
     def end(self, tag: str) -> None:
         if self.text_tag == tag:
             text = nfc(" ".join("".join(self.buf).split()))
-            if text and self.concept is not None:
+            if text and self.concept is not None and (tag, text) not in self.texts:
+                self.texts.add((tag, text))
                 self.add(self.concept, _DEF if tag == "Definition" else _EX,
                          nt_literal(text, self.text_lang))
             self.text_tag = None
@@ -232,6 +239,9 @@ class _Mapper:
                 log.warning("%s: sense %s names synset %s, which is not in the file",
                             self.path, s, synset)
             add(s, _LEXICALIZED, c)
+        # WN-LMF files repeat some relations (same type and target): write each once
+        self.synset_rels = list(dict.fromkeys(self.synset_rels))
+        self.sense_rels = list(dict.fromkeys(self.sense_rels))
         for c, p, target in self.synset_rels:
             add(c, p, concept_of.get(target) or self.node(target))
         for s, p, target in self.sense_rels:
