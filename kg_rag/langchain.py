@@ -36,8 +36,9 @@ try:
 except ImportError as e:  # pragma: no cover - depends on the installed extras
     from .errors import ConfigError
 
-    raise ConfigError("kg_rag.langchain needs langchain-core; install it with "
-                      "pip install 'kg-rag[langchain]'") from e
+    raise ConfigError(
+        "kg_rag.langchain needs langchain-core; install it with pip install 'kg-rag[langchain]'"
+    ) from e
 
 from pydantic import ConfigDict, Field, PrivateAttr, field_validator, model_validator
 
@@ -65,9 +66,16 @@ def _ask_lock(kg: KnowledgeGraph) -> threading.Lock:
         return lock
 
 
-def _shared_graph(path: str | None, endpoint: str | None, update_endpoint: str | None) -> KnowledgeGraph:
-    key = (("endpoint", endpoint, update_endpoint or "") if endpoint
-           else ("path", str(Path(path).resolve())) if path else ("settings",))
+def _shared_graph(
+    path: str | None, endpoint: str | None, update_endpoint: str | None
+) -> KnowledgeGraph:
+    key = (
+        ("endpoint", endpoint, update_endpoint or "")
+        if endpoint
+        else ("path", str(Path(path).resolve()))
+        if path
+        else ("settings",)
+    )
     with _OPEN_LOCK:
         kg = _OPEN.get(key)
         if kg is None:
@@ -86,8 +94,11 @@ def _wsd_mode(value: object) -> str:
 def _focus(value: object) -> tuple[int, int] | None:
     if value is None:
         return None
-    if (isinstance(value, (list, tuple)) and len(value) == 2
-            and all(isinstance(x, int) and not isinstance(x, bool) for x in value)):
+    if (
+        isinstance(value, (list, tuple))
+        and len(value) == 2
+        and all(isinstance(x, int) and not isinstance(x, bool) for x in value)
+    ):
         return (value[0], value[1])
     raise InputError("focus must be [start, end]: the character offsets of a word in the question")
 
@@ -149,7 +160,9 @@ class KgRagRetriever(BaseRetriever):
     def _one_store(self) -> KgRagRetriever:
         given = [n for n in ("path", "endpoint", "knowledge_graph") if getattr(self, n) is not None]
         if len(given) > 1:
-            raise ValueError(f"give only one of path, endpoint, knowledge_graph (got {', '.join(given)})")
+            raise ValueError(
+                f"give only one of path, endpoint, knowledge_graph (got {', '.join(given)})"
+            )
         if self.update_endpoint and not self.endpoint:
             raise ValueError("update_endpoint needs endpoint")
         return self
@@ -164,30 +177,45 @@ class KgRagRetriever(BaseRetriever):
             self._kg = _shared_graph(self.path, self.endpoint, self.update_endpoint)
         return self._kg
 
-    def ask(self, query: str, k: int | None = None, wsd: str | None = None,
-            language: str | None = None, focus: tuple[int, int] | None = None) -> Answer:
+    def ask(
+        self,
+        query: str,
+        k: int | None = None,
+        wsd: str | None = None,
+        language: str | None = None,
+        focus: tuple[int, int] | None = None,
+    ) -> Answer:
         """The full :class:`~kg_rag.model.Answer` (mentions, selections, results) for ``query``."""
         kg = self.graph
         with _ask_lock(kg):
-            return kg.ask(query, lang=language or self.language, k=k or self.k,
-                          wsd=wsd or self.wsd, focus=focus, expansion=self.expansion)
+            return kg.ask(
+                query,
+                lang=language or self.language,
+                k=k or self.k,
+                wsd=wsd or self.wsd,
+                focus=focus,
+                expansion=self.expansion,
+            )
 
     # --- BaseRetriever --------------------------------------------------------------------------
-    def _get_relevant_documents(self, query: str, *, run_manager: CallbackManagerForRetrieverRun,
-                                **kwargs: Any) -> list[Document]:
+    def _get_relevant_documents(
+        self, query: str, *, run_manager: CallbackManagerForRetrieverRun, **kwargs: Any
+    ) -> list[Document]:
         return self._retrieve(query, kwargs)
 
-    async def _aget_relevant_documents(self, query: str, *,
-                                       run_manager: AsyncCallbackManagerForRetrieverRun,
-                                       **kwargs: Any) -> list[Document]:
+    async def _aget_relevant_documents(
+        self, query: str, *, run_manager: AsyncCallbackManagerForRetrieverRun, **kwargs: Any
+    ) -> list[Document]:
         # ask blocks (store, selector, maybe an LLM call): run it off the event loop
         return await asyncio.to_thread(self._retrieve, query, kwargs)
 
     def _retrieve(self, query: str, options: dict[str, Any]) -> list[Document]:
         unknown = set(options) - {"k", "wsd", "language", "focus", "verbose"}
         if unknown:
-            raise InputError(f"unknown retriever option(s) {', '.join(sorted(unknown))}; "
-                             f"use k, wsd, language or focus")
+            raise InputError(
+                f"unknown retriever option(s) {', '.join(sorted(unknown))}; "
+                f"use k, wsd, language or focus"
+            )
         k = options.get("k")
         if k is not None and (not isinstance(k, int) or isinstance(k, bool) or not 1 <= k <= 1000):
             raise InputError("k must be an integer between 1 and 1000")
@@ -205,11 +233,20 @@ def _chosen_senses(kg: KnowledgeGraph, answer: Answer) -> list[dict[str, Any]]:
         sel = m.selection
         if sel is None or sel.chosen is None:
             continue
-        rows.append({"mention": m.mention.text, "start": m.mention.start, "end": m.mention.end,
-                     "concept": sel.chosen.concept, "sense": sel.chosen.sense,
-                     "lemma": sel.chosen.lemma, "confidence": sel.confidence,
-                     "selector": sel.agent.name, "decision": m.decision,
-                     "candidates": list(m.mention.concepts)})
+        rows.append(
+            {
+                "mention": m.mention.text,
+                "start": m.mention.start,
+                "end": m.mention.end,
+                "concept": sel.chosen.concept,
+                "sense": sel.chosen.sense,
+                "lemma": sel.chosen.lemma,
+                "confidence": sel.confidence,
+                "selector": sel.agent.name,
+                "decision": m.decision,
+                "candidates": list(m.mention.concepts),
+            }
+        )
     labels = concept_labels(kg.store, [r["concept"] for r in rows], "en") if rows else {}
     for r in rows:
         r["label"] = labels.get(r["concept"], "")
@@ -227,13 +264,19 @@ def _document(r: Result, answer: Answer, chosen: list[dict[str, Any]], location:
         page_content=r.passage,
         id=r.doc_id,
         metadata={
-            "doc_id": r.doc_id, "doc_iri": r.doc_iri, "score": r.score, "lang": r.lang,
-            "title": r.title, "passage_start": r.passage_start,
+            "doc_id": r.doc_id,
+            "doc_iri": r.doc_iri,
+            "score": r.score,
+            "lang": r.lang,
+            "title": r.title,
+            "passage_start": r.passage_start,
             "highlights": [list(h) for h in r.highlights],
             "concepts": [{"iri": c.iri, "label": c.label, "weight": c.weight} for c in r.concepts],
             "decisions": list(r.decisions),
             "chosen_senses": [dict(c) for c in chosen],
-            "question_iri": answer.question_iri, "question_lang": answer.lang, "wsd": answer.wsd,
+            "question_iri": answer.question_iri,
+            "question_lang": answer.lang,
+            "wsd": answer.wsd,
             "store": location,
         },
     )
@@ -255,21 +298,27 @@ def format_passages(documents: Sequence[Document]) -> str:
     blocks = []
     for n, d in enumerate(documents, 1):
         md = d.metadata
-        head = f"[{n}] ({md.get('doc_id', '?')}, {md.get('lang', '?')}) {md.get('title', '')}".rstrip()
+        head = (
+            f"[{n}] ({md.get('doc_id', '?')}, {md.get('lang', '?')}) {md.get('title', '')}".rstrip()
+        )
         blocks.append(f"{head}\n<<<\n{d.page_content}\n>>>")
     return "\n\n".join(blocks) if blocks else "(no passages were found)"
 
 
 def _senses_text(documents: Sequence[Document]) -> str:
     chosen = documents[0].metadata.get("chosen_senses", []) if documents else []
-    lines = [f"- \"{c['mention']}\" means: {c['label'] or c['concept']} <{c['concept']}>" for c in chosen]
+    lines = [
+        f'- "{c["mention"]}" means: {c["label"] or c["concept"]} <{c["concept"]}>' for c in chosen
+    ]
     return "\n".join(lines) if lines else "(no ambiguous words were decided)"
 
 
 def answer_messages(question: str, documents: Sequence[Document]) -> list[BaseMessage]:
     """The prompt of :func:`answer_chain`: instructions, chosen senses, numbered passages."""
-    user = (f"Word senses chosen for the question (use these readings):\n{_senses_text(documents)}\n\n"
-            f"Passages:\n{format_passages(documents)}\n\nQuestion: {question}")
+    user = (
+        f"Word senses chosen for the question (use these readings):\n{_senses_text(documents)}\n\n"
+        f"Passages:\n{format_passages(documents)}\n\nQuestion: {question}"
+    )
     return [SystemMessage(content=ANSWER_SYSTEM), HumanMessage(content=user)]
 
 
@@ -291,8 +340,12 @@ def cite(answer: str, documents: Sequence[Document]) -> tuple[list[dict[str, Any
         if 1 <= n <= len(documents):
             if n not in cited:
                 md = documents[n - 1].metadata
-                cited[n] = {"n": n, "doc_id": md.get("doc_id"), "doc_iri": md.get("doc_iri"),
-                            "title": md.get("title", "")}
+                cited[n] = {
+                    "n": n,
+                    "doc_id": md.get("doc_id"),
+                    "doc_iri": md.get("doc_iri"),
+                    "title": md.get("title", ""),
+                }
         elif n not in invalid:
             invalid.append(n)
     return list(cited.values()), invalid
@@ -304,10 +357,12 @@ def _question_of(value: Any) -> str:
     question = value.get("question") if isinstance(value, dict) else None
     if isinstance(question, str):
         return question
-    raise InputError("answer_chain expects a question string or {\"question\": \"…\"}")
+    raise InputError('answer_chain expects a question string or {"question": "…"}')
 
 
-def answer_chain(llm: BaseChatModel | Runnable[Any, Any], retriever: BaseRetriever) -> Runnable[Any, dict[str, Any]]:
+def answer_chain(
+    llm: BaseChatModel | Runnable[Any, Any], retriever: BaseRetriever
+) -> Runnable[Any, dict[str, Any]]:
     """retrieve → prompt (numbered passages + chosen senses) → ``llm`` → answer with citations.
 
     Invoke with a question (or ``{"question": …}``); returns ``{"question", "answer",
@@ -319,8 +374,13 @@ def answer_chain(llm: BaseChatModel | Runnable[Any, Any], retriever: BaseRetriev
     def finish(question: str, documents: list[Document], message: Any) -> dict[str, Any]:
         text = _content_text(message)
         citations, invalid = cite(text, documents)
-        return {"question": question, "answer": text, "citations": citations,
-                "invalid_citations": invalid, "documents": documents}
+        return {
+            "question": question,
+            "answer": text,
+            "citations": citations,
+            "invalid_citations": invalid,
+            "documents": documents,
+        }
 
     def run(value: Any, config: RunnableConfig) -> dict[str, Any]:
         question = _question_of(value)

@@ -50,7 +50,9 @@ def _subjects_of_type(g: ox.Store, cls: ox.NamedNode) -> list[ox.NamedNode]:
     return sorted({q.subject for q in g.quads_for_pattern(None, RDF.type, cls)}, key=str)
 
 
-def _labels(g: ox.Store, c: ox.NamedNode, plain: ox.NamedNode, xl: ox.NamedNode) -> list[ox.Literal]:
+def _labels(
+    g: ox.Store, c: ox.NamedNode, plain: ox.NamedNode, xl: ox.NamedNode
+) -> list[ox.Literal]:
     out = [o for o in _objects(g, c, plain) if isinstance(o, ox.Literal)]
     for label in _objects(g, c, xl):
         out += [o for o in _objects(g, label, SKOSXL.literalForm) if isinstance(o, ox.Literal)]
@@ -58,10 +60,13 @@ def _labels(g: ox.Store, c: ox.NamedNode, plain: ox.NamedNode, xl: ox.NamedNode)
 
 
 def _jsonl(path: Path) -> list[dict]:
-    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    return [
+        json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()
+    ]
 
 
 # ---------------------------------------------------------------------------------- thesaurus
+
 
 def test_thesaurus_has_one_scheme_and_enough_concepts(thesaurus: ox.Store) -> None:
     schemes = _subjects_of_type(thesaurus, SKOS.ConceptScheme)
@@ -72,10 +77,14 @@ def test_thesaurus_has_one_scheme_and_enough_concepts(thesaurus: ox.Store) -> No
         assert c.value.startswith(CONCEPT_NS), c
         assert _objects(thesaurus, c, SKOS.inScheme) == [schemes[0]], c
     tops = {o for o in _objects(thesaurus, schemes[0], SKOS.hasTopConcept)}
-    assert tops == {q.subject for q in thesaurus.quads_for_pattern(None, SKOS.topConceptOf, schemes[0])}
+    assert tops == {
+        q.subject for q in thesaurus.quads_for_pattern(None, SKOS.topConceptOf, schemes[0])
+    }
 
 
-def test_every_concept_has_one_preflabel_in_he_en_de_and_an_english_definition(thesaurus: ox.Store) -> None:
+def test_every_concept_has_one_preflabel_in_he_en_de_and_an_english_definition(
+    thesaurus: ox.Store,
+) -> None:
     for c in _subjects_of_type(thesaurus, SKOS.Concept):
         prefs = _labels(thesaurus, c, SKOS.prefLabel, SKOSXL.prefLabel)
         langs = [p.language for p in prefs]
@@ -88,13 +97,17 @@ def test_every_concept_has_one_preflabel_in_he_en_de_and_an_english_definition(t
 
 def test_no_concept_without_a_place_in_the_hierarchy(thesaurus: ox.Store) -> None:
     for c in _subjects_of_type(thesaurus, SKOS.Concept):
-        assert _objects(thesaurus, c, SKOS.broader) or _objects(thesaurus, c, SKOS.topConceptOf), c.value
+        assert _objects(thesaurus, c, SKOS.broader) or _objects(thesaurus, c, SKOS.topConceptOf), (
+            c.value
+        )
 
 
 def test_links_point_at_concepts_and_come_in_both_directions(thesaurus: ox.Store) -> None:
     concepts = set(_subjects_of_type(thesaurus, SKOS.Concept))
-    pairs = {p: {(q.subject, q.object) for q in thesaurus.quads_for_pattern(None, p, None)}
-             for p in (SKOS.broader, SKOS.narrower, SKOS.related)}
+    pairs = {
+        p: {(q.subject, q.object) for q in thesaurus.quads_for_pattern(None, p, None)}
+        for p in (SKOS.broader, SKOS.narrower, SKOS.related)
+    }
     for p, edges in pairs.items():
         for s, o in edges:
             assert s in concepts and o in concepts, (s, p, o)
@@ -125,7 +138,9 @@ def test_links_point_at_concepts_and_come_in_both_directions(thesaurus: ox.Store
 def test_skosxl_labels_are_used_for_a_few_concepts(thesaurus: ox.Store) -> None:
     xl = {q.subject for q in thesaurus.quads_for_pattern(None, SKOSXL.prefLabel, None)}
     assert 3 <= len(xl) <= 6
-    for c in xl:  # an XL concept carries its labels only as SKOS-XL (so the loader must materialise)
+    for (
+        c
+    ) in xl:  # an XL concept carries its labels only as SKOS-XL (so the loader must materialise)
         assert not _objects(thesaurus, c, SKOS.prefLabel)
     for q in thesaurus.quads_for_pattern(None, SKOSXL.literalForm, None):
         assert ox.Quad(q.subject, RDF.type, SKOSXL.Label, q.graph_name) in thesaurus
@@ -134,29 +149,36 @@ def test_skosxl_labels_are_used_for_a_few_concepts(thesaurus: ox.Store) -> None:
 def _concepts_with_label(g: ox.Store, text: str, lang: str) -> set[str]:
     out = set()
     for c in _subjects_of_type(g, SKOS.Concept):
-        labels = _labels(g, c, SKOS.prefLabel, SKOSXL.prefLabel) + _labels(g, c, SKOS.altLabel, SKOSXL.altLabel)
+        labels = _labels(g, c, SKOS.prefLabel, SKOSXL.prefLabel) + _labels(
+            g, c, SKOS.altLabel, SKOSXL.altLabel
+        )
         if any(lab.value == text and lab.language == lang for lab in labels):
             out.add(c.value.removeprefix(CONCEPT_NS))
     return out
 
 
-@pytest.mark.parametrize(("text", "lang", "expected"), [
-    ("בד", "he", {"fabric", "branch"}),
-    ("בר", "he", {"bar", "wilderness"}),
-    ("גבר", "he", {"man", "rooster"}),
-    ("bar", "en", {"bar", "metal-bar", "legal-profession"}),
-    ("bank", "en", {"bank", "river-bank"}),
-    ("branch", "en", {"branch", "branch-office"}),
-    ("Bank", "de", {"bank", "bench"}),
-    ("Zug", "de", {"train", "draught"}),
-    ("Hahn", "de", {"rooster", "tap"}),
-])
-def test_ambiguous_words_are_ambiguous_in_the_thesaurus(thesaurus: ox.Store, text: str, lang: str,
-                                                        expected: set[str]) -> None:
+@pytest.mark.parametrize(
+    ("text", "lang", "expected"),
+    [
+        ("בד", "he", {"fabric", "branch"}),
+        ("בר", "he", {"bar", "wilderness"}),
+        ("גבר", "he", {"man", "rooster"}),
+        ("bar", "en", {"bar", "metal-bar", "legal-profession"}),
+        ("bank", "en", {"bank", "river-bank"}),
+        ("branch", "en", {"branch", "branch-office"}),
+        ("Bank", "de", {"bank", "bench"}),
+        ("Zug", "de", {"train", "draught"}),
+        ("Hahn", "de", {"rooster", "tap"}),
+    ],
+)
+def test_ambiguous_words_are_ambiguous_in_the_thesaurus(
+    thesaurus: ox.Store, text: str, lang: str, expected: set[str]
+) -> None:
     assert _concepts_with_label(thesaurus, text, lang) == expected
 
 
 # ---------------------------------------------------------------------------------- dictionary
+
 
 def _senses_by_entry(d: ox.Store) -> dict[ox.NamedNode, list[ox.NamedNode]]:
     return {e: _objects(d, e, ONTOLEX.sense) for e in _subjects_of_type(d, ONTOLEX.LexicalEntry)}
@@ -170,7 +192,9 @@ def test_lexicons_per_language_list_every_entry(dictionary: ox.Store) -> None:
     for lang, lx in langs.items():
         for e in _objects(dictionary, lx, LIME.entry):
             listed.add(e)
-            for f in _objects(dictionary, e, ONTOLEX.canonicalForm) + _objects(dictionary, e, ONTOLEX.otherForm):
+            for f in _objects(dictionary, e, ONTOLEX.canonicalForm) + _objects(
+                dictionary, e, ONTOLEX.otherForm
+            ):
                 reps = _objects(dictionary, f, ONTOLEX.writtenRep)
                 assert len(reps) == 1 and reps[0].language == lang, (e, f)
             assert len(_objects(dictionary, e, ONTOLEX.canonicalForm)) == 1, e
@@ -179,12 +203,18 @@ def test_lexicons_per_language_list_every_entry(dictionary: ox.Store) -> None:
     assert all(e.value.startswith(LEX_NS) for e in listed)
 
 
-def test_every_sense_has_definition_example_reference_and_rank(dictionary: ox.Store, thesaurus: ox.Store) -> None:
+def test_every_sense_has_definition_example_reference_and_rank(
+    dictionary: ox.Store, thesaurus: ox.Store
+) -> None:
     concepts = {c.value for c in _subjects_of_type(thesaurus, SKOS.Concept)}
     senses = _senses_by_entry(dictionary)
-    assert set(_subjects_of_type(dictionary, ONTOLEX.LexicalSense)) == {s for ss in senses.values() for s in ss}
+    assert set(_subjects_of_type(dictionary, ONTOLEX.LexicalSense)) == {
+        s for ss in senses.values() for s in ss
+    }
     for e, ss in senses.items():
-        lang = _objects(dictionary, _objects(dictionary, e, ONTOLEX.canonicalForm)[0], ONTOLEX.writtenRep)[0].language
+        lang = _objects(
+            dictionary, _objects(dictionary, e, ONTOLEX.canonicalForm)[0], ONTOLEX.writtenRep
+        )[0].language
         ranks = []
         for s in ss:
             assert _objects(dictionary, s, ONTOLEX.isSenseOf) == [e]
@@ -195,17 +225,27 @@ def test_every_sense_has_definition_example_reference_and_rank(dictionary: ox.St
             ranks.append(int(rank.value))
             def_langs = {d.language for d in _objects(dictionary, s, SKOS.definition)}
             assert "en" in def_langs and lang in def_langs, (s, def_langs)
-            examples = [v for ex in _objects(dictionary, s, LEXICOG.usageExample)
-                        for v in _objects(dictionary, ex, RDF.value)]
+            examples = [
+                v
+                for ex in _objects(dictionary, s, LEXICOG.usageExample)
+                for v in _objects(dictionary, ex, RDF.value)
+            ]
             assert any(v.language == lang for v in examples), s
         assert sorted(ranks) == list(range(1, len(ss) + 1)), (e, ranks)
 
 
 def _entry(d: ox.Store, written: str, lang: str, pos: str) -> ox.NamedNode:
-    found = [e for e in _subjects_of_type(d, ONTOLEX.LexicalEntry)
-             if ox.Literal(written, language=lang) in
-             [r for f in _objects(d, e, ONTOLEX.canonicalForm) for r in _objects(d, f, ONTOLEX.writtenRep)]
-             and _objects(d, e, LEXINFO.partOfSpeech) == [LEXINFO.term(pos)]]
+    found = [
+        e
+        for e in _subjects_of_type(d, ONTOLEX.LexicalEntry)
+        if ox.Literal(written, language=lang)
+        in [
+            r
+            for f in _objects(d, e, ONTOLEX.canonicalForm)
+            for r in _objects(d, f, ONTOLEX.writtenRep)
+        ]
+        and _objects(d, e, LEXINFO.partOfSpeech) == [LEXINFO.term(pos)]
+    ]
     assert len(found) == 1, (written, pos, found)
     return found[0]
 
@@ -230,7 +270,11 @@ def test_the_papers_four_hebrew_words(dictionary: ox.Store) -> None:
     mitag_e = _entry(d, "מיתג", "he", "verb")
     mitag = _ranked(d, mitag_e)
     assert [c for c, _ in mitag] == ["branding", "restraint"] and "rare" in mitag[1][1]
-    forms = {r.value for f in _objects(d, mitag_e, ONTOLEX.otherForm) for r in _objects(d, f, ONTOLEX.writtenRep)}
+    forms = {
+        r.value
+        for f in _objects(d, mitag_e, ONTOLEX.otherForm)
+        for r in _objects(d, f, ONTOLEX.writtenRep)
+    }
     assert "למתג" in forms
     gever = _ranked(d, _entry(d, "גבר", "he", "noun"))
     assert [c for c, _ in gever] == ["man", "rooster"] and "rare" in gever[1][1]
@@ -256,18 +300,31 @@ def test_translations_link_hebrew_senses_to_english_and_german_senses(dictionary
 def test_ambiguous_english_and_german_entries(dictionary: ox.Store) -> None:
     d = dictionary
     assert [c for c, _ in _ranked(d, _entry(d, "bank", "en", "noun"))] == ["bank", "river-bank"]
-    assert [c for c, _ in _ranked(d, _entry(d, "bar", "en", "noun"))] == ["bar", "metal-bar", "legal-profession"]
+    assert [c for c, _ in _ranked(d, _entry(d, "bar", "en", "noun"))] == [
+        "bar",
+        "metal-bar",
+        "legal-profession",
+    ]
     assert [c for c, _ in _ranked(d, _entry(d, "Zug", "de", "noun"))] == ["train", "draught"]
     assert [c for c, _ in _ranked(d, _entry(d, "Hahn", "de", "noun"))] == ["rooster", "tap"]
-    german_bank = [e for e in _subjects_of_type(d, ONTOLEX.LexicalEntry)
-                   if ox.Literal("Bank", language="de") in
-                   [r for f in _objects(d, e, ONTOLEX.canonicalForm) for r in _objects(d, f, ONTOLEX.writtenRep)]]
+    german_bank = [
+        e
+        for e in _subjects_of_type(d, ONTOLEX.LexicalEntry)
+        if ox.Literal("Bank", language="de")
+        in [
+            r
+            for f in _objects(d, e, ONTOLEX.canonicalForm)
+            for r in _objects(d, f, ONTOLEX.writtenRep)
+        ]
+    ]
     assert sorted(c for e in german_bank for c, _ in _ranked(d, e)) == ["bank", "bench"]
 
 
 def test_no_kg_rag_vocabulary_but_sense_rank(thesaurus: ox.Store, dictionary: ox.Store) -> None:
     for g in (thesaurus, dictionary):
-        used = {q.predicate.value for q in g} | {q.object.value for q in g if isinstance(q.object, ox.NamedNode)}
+        used = {q.predicate.value for q in g} | {
+            q.object.value for q in g if isinstance(q.object, ox.NamedNode)
+        }
         assert {u for u in used if u.startswith(str(KGR))} <= {KGR.senseRank.value}
 
 
@@ -276,15 +333,25 @@ def test_no_kg_rag_vocabulary_but_sense_rank(thesaurus: ox.Store, dictionary: ox
 WORD_CHAR = re.compile(r"\w")
 
 
-def test_questions_focus_the_ambiguous_word_and_gold_concepts_exist(thesaurus: ox.Store,
-                                                                     dictionary: ox.Store) -> None:
+def test_questions_focus_the_ambiguous_word_and_gold_concepts_exist(
+    thesaurus: ox.Store, dictionary: ox.Store
+) -> None:
     concepts = {c.value for c in _subjects_of_type(thesaurus, SKOS.Concept)}
     qs = _jsonl(DEMO / "questions.jsonl")
     assert len({q["id"] for q in qs}) == len(qs) >= 14
     paper = [q for q in qs if q.get("paper")]
-    assert [q["text"] for q in paper] == ["הפירות העמיסו על הבדים", "שמירה על הבר עמדה במוקד עיסוקיו",
-                                         "הוא מיתג את הדחף לצפות בחדשות", "הגבר קרא בקול עם הזריחה"]
-    assert [q["gold_concept"].removeprefix(CONCEPT_NS) for q in paper] == ["branch", "wilderness", "restraint", "rooster"]
+    assert [q["text"] for q in paper] == [
+        "הפירות העמיסו על הבדים",
+        "שמירה על הבר עמדה במוקד עיסוקיו",
+        "הוא מיתג את הדחף לצפות בחדשות",
+        "הגבר קרא בקול עם הזריחה",
+    ]
+    assert [q["gold_concept"].removeprefix(CONCEPT_NS) for q in paper] == [
+        "branch",
+        "wilderness",
+        "restraint",
+        "rooster",
+    ]
     assert {q["lang"] for q in qs} == {"he", "en", "de"}
     for q in qs:
         assert set(q) >= {"id", "text", "lang", "focus", "gold_concept", "note"}, q["id"]
@@ -307,17 +374,27 @@ def _names_concept(t: ox.Store, d: ox.Store, keys: set[str], lang: str, concept:
     for f in _subjects_of_type(d, ONTOLEX.Form):
         for rep in _objects(d, f, ONTOLEX.writtenRep):
             if rep.language == lang and rep.value.casefold() in keys:
-                entries = [q.subject for p in (ONTOLEX.canonicalForm, ONTOLEX.otherForm)
-                           for q in d.quads_for_pattern(None, p, f)]
-                if any(r.value == concept for e in entries for s in _objects(d, e, ONTOLEX.sense)
-                       for r in _objects(d, s, ONTOLEX.reference)):
+                entries = [
+                    q.subject
+                    for p in (ONTOLEX.canonicalForm, ONTOLEX.otherForm)
+                    for q in d.quads_for_pattern(None, p, f)
+                ]
+                if any(
+                    r.value == concept
+                    for e in entries
+                    for s in _objects(d, e, ONTOLEX.sense)
+                    for r in _objects(d, s, ONTOLEX.reference)
+                ):
                     return True
     c = ox.NamedNode(concept)
-    labels = _labels(t, c, SKOS.prefLabel, SKOSXL.prefLabel) + _labels(t, c, SKOS.altLabel, SKOSXL.altLabel)
+    labels = _labels(t, c, SKOS.prefLabel, SKOSXL.prefLabel) + _labels(
+        t, c, SKOS.altLabel, SKOSXL.altLabel
+    )
     return any(lab.language == lang and lab.value.casefold() in keys for lab in labels)
 
 
 # ---------------------------------------------------------------------------------- documents
+
 
 def test_corpus_records() -> None:
     docs = _jsonl(DEMO / "documents" / "corpus.jsonl")
@@ -340,15 +417,22 @@ def test_documents_are_read_by_the_readers() -> None:
     assert 24 <= len(docs) <= 44 and len(set(ids)) == len(ids)
     by_id = {d.id: d for d in docs}
     html = by_id["he-desert-wildlife"]
-    assert html.title == "חיות הבר במדבר יהודה" and "<p>" not in html.text and "שמירת הטבע" in html.text
+    assert (
+        html.title == "חיות הבר במדבר יהודה"
+        and "<p>" not in html.text
+        and "שמירת הטבע" in html.text
+    )
     md = by_id["orchard-calendar"]
     assert md.title == "The orchard calendar" and "branches" in md.text
 
 
 # ---------------------------------------------------------------------------------- all text
 
+
 def _demo_files() -> list[Path]:
-    return sorted(p for p in DEMO.rglob("*") if p.is_file() and p.suffix in {".ttl", ".jsonl", ".md", ".html"})
+    return sorted(
+        p for p in DEMO.rglob("*") if p.is_file() and p.suffix in {".ttl", ".jsonl", ".md", ".html"}
+    )
 
 
 @pytest.mark.parametrize("path", _demo_files(), ids=lambda p: str(p.relative_to(DEMO)))
@@ -361,6 +445,7 @@ def test_text_is_nfc_without_bidi_controls_or_niqqud(path: Path) -> None:
 
 
 # ---------------------------------------------------------------------------------- loaders
+
 
 def test_demo_vocabularies_load_through_the_loaders(mem_store) -> None:  # type: ignore[no-untyped-def]
     loaders = pytest.importorskip("loaders", reason="the loaders package is not in this tree yet")

@@ -100,7 +100,9 @@ def test_documents_carry_passages_and_evidence(retriever: KgRagRetriever, demo_s
     assert scores == sorted(scores, reverse=True)
     # the decision for הבדים is the same on every document; its IRI is a recorded decision
     (sense,) = [s for s in docs[0].metadata["chosen_senses"] if s["mention"] == "הבדים"]
-    assert sense["candidates"] and sense["decision"].startswith("https://w3id.org/kg-rag/id/decision/")
+    assert sense["candidates"] and sense["decision"].startswith(
+        "https://w3id.org/kg-rag/id/decision/"
+    )
     assert sense["concept"] in {C + "branch", C + "fabric"}
     assert sense["decision"] in docs[0].metadata["decisions"]
     for d in docs:  # a document matched by the decided concept names the decision
@@ -108,7 +110,9 @@ def test_documents_carry_passages_and_evidence(retriever: KgRagRetriever, demo_s
             assert sense["decision"] in d.metadata["decisions"]
     from pyoxigraph import NamedNode
 
-    rows = retriever.graph.store.select("select-decisions", bind={"decision": NamedNode(sense["decision"])})
+    rows = retriever.graph.store.select(
+        "select-decisions", bind={"decision": NamedNode(sense["decision"])}
+    )
     assert {r["chosenConcept"].value for r in rows} == {sense["concept"]}
     explained = retriever.graph.explain(docs[0].metadata["question_iri"]).text()
     assert "הבדים" in explained
@@ -167,7 +171,9 @@ def test_retrievers_on_one_store_share_it_and_an_open_graph_can_be_given(demo_st
     a, b = KgRagRetriever(path=demo_store), KgRagRetriever(path=demo_store + "/")
     assert a.graph is b.graph
     c = KgRagRetriever(knowledge_graph=a.graph, k=2)
-    assert [d.metadata["doc_id"] for d in c.invoke(BAD)] == [d.metadata["doc_id"] for d in a.invoke(BAD, k=2)]
+    assert [d.metadata["doc_id"] for d in c.invoke(BAD)] == [
+        d.metadata["doc_id"] for d in a.invoke(BAD, k=2)
+    ]
 
 
 def test_expansion_weights_change_the_ranking(retriever: KgRagRetriever, demo_store: str) -> None:
@@ -182,7 +188,9 @@ def test_unknown_question_raises_instead_of_returning_nothing(retriever: KgRagRe
         retriever.invoke("qwertyuiop zxcvbnm")
 
 
-def test_async_does_not_block_the_event_loop(retriever: KgRagRetriever, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_async_does_not_block_the_event_loop(
+    retriever: KgRagRetriever, monkeypatch: pytest.MonkeyPatch
+) -> None:
     slow_ask = retriever.graph.ask
 
     def ask(*args: Any, **kwargs: Any) -> Any:
@@ -225,18 +233,26 @@ def test_concurrent_async_calls_give_the_same_answers(retriever: KgRagRetriever)
 
 # --- answer_chain ---------------------------------------------------------------------------
 
+
 def test_answer_chain_maps_citations_to_documents(retriever: KgRagRetriever) -> None:
-    llm = FakeListChatModel(responses=["The fruit weighed down the branches [2], as in [1][2]; see also [9]."])
+    llm = FakeListChatModel(
+        responses=["The fruit weighed down the branches [2], as in [1][2]; see also [9]."]
+    )
     out = answer_chain(llm, retriever).invoke(BAD)
     docs = out["documents"]
     assert out["question"] == BAD and len(docs) == 3 and all(isinstance(d, Document) for d in docs)
     assert out["answer"].startswith("The fruit weighed down")
     assert [c["n"] for c in out["citations"]] == [2, 1]
-    assert [c["doc_id"] for c in out["citations"]] == [docs[1].metadata["doc_id"], docs[0].metadata["doc_id"]]
+    assert [c["doc_id"] for c in out["citations"]] == [
+        docs[1].metadata["doc_id"],
+        docs[0].metadata["doc_id"],
+    ]
     assert out["invalid_citations"] == [9]
 
 
-def test_answer_chain_prompt_has_numbered_passages_and_chosen_senses(retriever: KgRagRetriever) -> None:
+def test_answer_chain_prompt_has_numbered_passages_and_chosen_senses(
+    retriever: KgRagRetriever,
+) -> None:
     seen: list[Any] = []
 
     class Recording(FakeListChatModel):
@@ -271,11 +287,16 @@ def test_format_passages_without_documents() -> None:
 
 # --- packaging --------------------------------------------------------------------------------
 
+
 def test_core_package_does_not_import_langchain() -> None:
-    code = ("import sys, kg_rag, kg_rag.api, kg_rag.cli; "
-            "bad = sorted(m for m in sys.modules if m.split('.')[0] in ('langchain', 'langchain_core')); "
-            "print(bad); sys.exit(1 if bad else 0)")
-    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, cwd=ROOT)
+    code = (
+        "import sys, kg_rag, kg_rag.api, kg_rag.cli; "
+        "bad = sorted(m for m in sys.modules if m.split('.')[0] in ('langchain', 'langchain_core')); "
+        "print(bad); sys.exit(1 if bad else 0)"
+    )
+    r = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, cwd=ROOT
+    )
     assert r.returncode == 0, r.stdout + r.stderr
 
 
@@ -286,9 +307,12 @@ def _readme_snippet() -> str:
     return code
 
 
-def test_readme_langchain_snippet_runs_as_written(demo_store: str, tmp_path: Path,
-                                                  monkeypatch: pytest.MonkeyPatch,
-                                                  capsys: pytest.CaptureFixture[str]) -> None:
+def test_readme_langchain_snippet_runs_as_written(
+    demo_store: str,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
     code = _readme_snippet()
     assert 'path="demo-store"' in code  # the store `make demo` builds
     (tmp_path / "demo-store").symlink_to(demo_store)
@@ -297,3 +321,35 @@ def test_readme_langchain_snippet_runs_as_written(demo_store: str, tmp_path: Pat
     out = capsys.readouterr().out
     assert out.strip(), "the snippet prints the retrieved documents"
     assert "הבדים" in out
+
+
+# --- a remote store -----------------------------------------------------------------------------
+
+
+def test_retriever_on_a_remote_store(tmp_path: Path) -> None:
+    """Same retriever over SPARQL 1.1 (a real `oxigraph serve` on loopback)."""
+    from oxigraph_server import oxigraph_binary, oxigraph_server
+
+    from kg_rag.documents import read_documents
+
+    if oxigraph_binary() is None:
+        pytest.skip("needs the oxigraph server CLI (pip install oxigraph)")
+    demo = resource_path("demo")
+    wanted = ("he-olive-grove", "he-poem-fig", "he-sewing-fabric", "he-bar-tel-aviv")
+    with oxigraph_server(tmp_path / "remote") as url:
+        update = url.rsplit("/", 1)[0] + "/update"
+        retriever = KgRagRetriever(endpoint=url, update_endpoint=update, k=3)
+        kg = retriever.graph
+        kg.load([demo / "thesaurus.ttl", demo / "dictionary.ttl"])
+        kg.index_documents(
+            [d for d in read_documents([demo / "documents"], 1_000_000) if d.id in wanted]
+        )
+        docs = retriever.invoke(BAD)
+        ids = [d.metadata["doc_id"] for d in docs]
+        assert ids and set(ids) <= {
+            "he-olive-grove",
+            "he-poem-fig",
+        }  # branches, never the fabric text
+        assert all(d.metadata["store"] == url for d in docs)
+        assert asyncio.run(retriever.ainvoke(BAD))[0].metadata["doc_id"] == ids[0]
+        del retriever, kg
