@@ -36,6 +36,7 @@ def _obj(props: dict[str, Any], required: tuple[str, ...] = (), extra: bool = Tr
 
 _S = {"type": "string"}
 _NS = {"type": "string", "nullable": True}
+_IRI = {"type": "string", "pattern": "^(https?://|urn:)[^\\s<>\"{}|^`\\\\]+$"}
 _I = {"type": "integer"}
 _N = {"type": "number"}
 _B = {"type": "boolean"}
@@ -70,14 +71,15 @@ SCHEMAS: dict[str, Any] = {
     }, ("question", "question_iri", "mentions", "results")),
     "AskRequest": _obj({
         "question": {"type": "string", "minLength": 1, "maxLength": 2000},
-        "language": {"type": "string", "description": "BCP 47 code or 'auto'"},
+        "language": {"type": "string", "nullable": True, "description": "BCP 47 code or 'auto'"},
         "k": {"type": "integer", "minimum": 1, "maximum": 1000, "default": 10},
-        "wsd": {"type": "string", "description": "knowledge, llm, llm,knowledge, none, ..."},
-        "focus": {"type": "array", "items": _I, "minItems": 2, "maxItems": 2,
+        "wsd": {"type": "string", "nullable": True,
+                "description": "knowledge, llm, llm,knowledge, none, first-sense, random"},
+        "focus": {"type": "array", "items": _I, "minItems": 2, "maxItems": 2, "nullable": True,
                   "description": "[start, end) offsets of the word the question is about"},
     }, ("question",)),
     "AnnotateRequest": _obj({"text": {"type": "string", "minLength": 1, "maxLength": 2000},
-                             "language": _S, "wsd": _S}, ("text",)),
+                             "language": _NS, "wsd": _NS}, ("text",)),
     "DocumentInput": _obj({"id": _S, "text": _S, "lang": _S, "title": _S,
                            "metadata": {"type": "object"}}, ("id", "text")),
 }
@@ -116,7 +118,7 @@ def openapi_document() -> dict[str, Any]:
             "/explain": {"get": {
                 "operationId": "explain",
                 "summary": "The explanation graph of a question, document, annotation or decision",
-                "parameters": [{"name": "iri", "in": "query", "required": True, "schema": _S}],
+                "parameters": [{"name": "iri", "in": "query", "required": True, "schema": _IRI}],
                 "responses": {"200": {"description": "summary, readable text and JSON-LD graph",
                                       "content": {
                                           "application/json": {"schema": _obj(

@@ -14,6 +14,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
+from pyoxigraph import NamedNode
 from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import UploadFile
 from starlette.requests import Request
@@ -82,6 +83,10 @@ class RestApi:
         iri = request.query_params.get("iri", "")
         if not iri:
             raise InputError("missing 'iri' query parameter")
+        try:
+            NamedNode(iri)
+        except ValueError:
+            raise InputError(f"{iri!r} is not a valid IRI") from None
         ex = await run_in_threadpool(self._call, self.kg.explain, iri)
         want = preferred(request.headers.get("accept", ""),
                          ("application/json", "text/html", "application/ld+json", "text/turtle"))
@@ -95,6 +100,11 @@ class RestApi:
             return Response(ex.turtle(), media_type="text/turtle; charset=utf-8")
         return JSONResponse({"iri": ex.root, "summary": ex.summary, "text": ex.text(),
                              "graph": json.loads(ex.jsonld())})
+
+    async def documents(self, request: Request) -> Response:
+        if request.method == "POST":
+            return await self.add_documents(request)
+        return await self.list_documents(request)
 
     async def list_documents(self, request: Request) -> Response:
         docs = await run_in_threadpool(self.kg.documents)
@@ -163,8 +173,7 @@ class RestApi:
             Route("/annotate", self.annotate, methods=["POST"]),
             Route("/ask", self.ask, methods=["POST"]),
             Route("/explain", self.explain, methods=["GET"]),
-            Route("/documents", self.list_documents, methods=["GET"]),
-            Route("/documents", self.add_documents, methods=["POST"]),
+            Route("/documents", self.documents, methods=["GET", "POST"]),
             Route("/documents/{doc_id:path}", self.delete_document, methods=["DELETE"]),
             Route("/stats", self.stats, methods=["GET"]),
             Route("/openapi.json", self.openapi, methods=["GET"]),
