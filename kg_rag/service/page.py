@@ -105,7 +105,8 @@ def _decisions_by_span(summary: dict[str, Any]) -> dict[tuple[int, int], dict[st
     return out
 
 
-def mention_block(m: dict[str, Any], dec: dict[str, Any] | None, labels: dict[str, str]) -> str:
+def mention_block(m: dict[str, Any], dec: dict[str, Any] | None, labels: dict[str, str],
+                  english: dict[str, str]) -> str:
     chosen = (m.get("chosen") or {}).get("concept")
     head = (f'<div class="mention"><div><b dir="auto">{link(m.get("decision"), m["text"])}</b> '
             f'<span class="muted">[{m["start"]}–{m["end"]}] '
@@ -116,6 +117,9 @@ def mention_block(m: dict[str, Any], dec: dict[str, Any] | None, labels: dict[st
     for c in m["candidates"]:
         d = defs.get(c["concept"], {})
         label = d.get("label") or labels.get(c["concept"]) or c.get("lemma") or c["concept"]
+        en = english.get(c["concept"])
+        if en and en != label:
+            label = f"{label} · {en}"
         is_chosen = c["concept"] == chosen
         mark = "✓ " if is_chosen else ""
         score = c.get("score", d.get("score"))
@@ -141,8 +145,18 @@ def mention_block(m: dict[str, Any], dec: dict[str, Any] | None, labels: dict[st
     return head + table + who + "</div>"
 
 
+def merged(spans: list[list[int]]) -> list[tuple[int, int, str | None]]:
+    out: list[list[int]] = []
+    for s, e in sorted(spans):
+        if out and s <= out[-1][1]:
+            out[-1][1] = max(out[-1][1], e)
+        else:
+            out.append([s, e])
+    return [(s, e, None) for s, e in out]
+
+
 def result_block(r: dict[str, Any]) -> str:
-    spans = [(s, e, None) for s, e in r.get("highlights", [])]
+    spans = merged(r.get("highlights", []))
     concepts = ", ".join(link(c["iri"], c.get("label") or c["iri"]) for c in r.get("concepts", []))
     return (f'<div class="result"><div><b dir="auto">{link(r["iri"], r.get("title") or r["id"])}'
             f'</b> <span class="muted">{esc(r["id"])} · {esc(r.get("lang", ""))} · score '
@@ -152,7 +166,7 @@ def result_block(r: dict[str, Any]) -> str:
 
 
 def answer_page(q: str, lang: str, wsd: str, answer: dict[str, Any],
-                summary: dict[str, Any], labels: dict[str, str]) -> str:
+                summary: dict[str, Any], labels: dict[str, str], english: dict[str, str]) -> str:
     decisions = _decisions_by_span(summary)
     spans = [(m["start"], m["end"], m.get("decision") or (m.get("chosen") or {}).get("concept"))
              for m in answer["mentions"]]
@@ -161,7 +175,7 @@ def answer_page(q: str, lang: str, wsd: str, answer: dict[str, Any],
              f'{esc(answer["wsd"])}) {link(answer["question_iri"], "explain")}</span></h2>',
              f'<p class="q" dir="auto">{highlighted(answer["question"], spans)}</p>',
              "<h2>Mentions and senses</h2>"]
-    parts += [mention_block(m, decisions.get((m["start"], m["end"])), labels)
+    parts += [mention_block(m, decisions.get((m["start"], m["end"])), labels, english)
               for m in answer["mentions"]]
     parts.append(f'<h2>Documents ({len(answer["results"])})</h2>')
     parts += [result_block(r) for r in answer["results"]] or ['<p>No document matched.</p>']
@@ -181,14 +195,15 @@ def explanation_page(summary: dict[str, Any], text: str) -> str:
 
 
 def page_routes(kg: KnowledgeGraph, config: Settings) -> list[Route]:
-    def compute(q: str, lang: str, wsd: str) -> tuple[dict[str, Any], dict[str, Any], dict[str, str]]:
+    def compute(q: str, lang: str, wsd: str) -> tuple[Any, ...]:
         from ..retrieve import concept_labels
 
         answer = kg.ask(q, lang=None if lang == "auto" else lang, k=5, wsd=wsd or None)
         summary = kg.explain(answer.question_iri).summary
         concepts = [c.concept for r in answer.mentions for c in r.mention.candidates]
         labels = concept_labels(kg.store, concepts, answer.lang)
-        return answer_dict(answer), summary, labels
+        english = concept_labels(kg.store, concepts, "en") if answer.lang != "en" else {}
+        return answer_dict(answer), summary, labels, english
 
     async def index(request: Request) -> Response:
         q = request.query_params.get("q", "")
@@ -203,9 +218,9 @@ def page_routes(kg: KnowledgeGraph, config: Settings) -> list[Route]:
                                        '%95%20%D7%A2%D7%9C%20%D7%94%D7%91%D7%93%D7%99%D7%9D" '
                                        'dir="rtl">הפירות העמיסו על הבדים</a></p>'))
         try:
-            answer, summary, labels = await run_in_threadpool(compute, q, lang, wsd)
+            answer, summary, labels, english = await run_in_threadpool(compute, q, lang, wsd)
         except KgRagError as e:
             return HTMLResponse(error_page(q, lang, wsd, e), status_code=e.http_status)
-        return HTMLResponse(answer_page(q, lang, wsd, answer, summary, labels))
+        return HTMLResponse(answer_page(q, lang, wsd, answer, summary, labels, english))
 
     return [Route("/", index, methods=["GET"])]
