@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import signal
 import sys
 
 from ..settings import settings
@@ -39,8 +40,24 @@ def cmd_serve(args: argparse.Namespace) -> int:
         print(f"kg-rag: serving {store.kind} store {store.location} on "
               f"http://{args.host}:{args.port}/ (SPARQL at /sparql"
               f"{', updates on' if cfg.allow_updates else ''})", file=sys.stderr)
-        uvicorn.run(app, host=args.host, port=args.port, log_level="warning",
-                    access_log=False, timeout_graceful_shutdown=5)
+        # uvicorn shuts down gracefully on SIGTERM, then re-raises it to the handler that was
+        # there before: make that one end this command normally, so the store is closed
+        previous = signal.signal(signal.SIGTERM, _terminated)
+        try:
+            uvicorn.run(app, host=args.host, port=args.port, log_level="warning",
+                        access_log=False, timeout_graceful_shutdown=5)
+        except _Terminated:
+            pass
+        finally:
+            signal.signal(signal.SIGTERM, previous)
     finally:
         kg.close()
     return 0
+
+
+class _Terminated(Exception):
+    pass
+
+
+def _terminated(signum: int, frame: object) -> None:
+    raise _Terminated()
