@@ -140,7 +140,7 @@ def summarise(root: str, triples: list[Triple]) -> dict[str, Any]:
         mentions.append(m)
     mentions.sort(key=lambda m: m.get("start", 0))
     summary["mentions"] = mentions
-    if not owner and g.all(root, KGR.status):
+    if g.all(root, KGR.status):  # the root is a decision
         summary["decision"] = _decision(g, root, lang)
     docs = []
     for d in sorted({s for (s, p), _ in g.by_sp.items() if p == RDF.type.value

@@ -6,9 +6,10 @@ Header (comment lines at the top)::
     # inputs: ?key ?lang       (variables a caller may bind; "none" if there are none)
     # outputs: ?sense ?concept (result variables, or "graph"/"boolean"/"update")
 
-Values reach a query only as RDF terms: through pyoxigraph ``substitutions=`` or a ``VALUES``
-block rendered from term objects by :func:`kg_rag.store.render.values_block`, which is inserted
-right after the first ``WHERE {`` of the query. Queries are parsed once (by the engine, on an
+Values reach a query only as RDF terms: a ``VALUES`` block rendered from term objects by
+:func:`kg_rag.store.render.values_block`, inserted right after the first ``WHERE {`` of the query,
+on both stores (pyoxigraph's ``substitutions=`` is not a pre-binding inside BIND/UNION — see
+``kg_rag/store/embedded.py``). Queries are parsed once (by the engine, on an
 empty in-memory store) when first used; a missing or broken file raises :class:`QueryError`.
 """
 

@@ -8,7 +8,7 @@ from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 
 import pyoxigraph
-from pyoxigraph import NamedNode, Quad, QueryBoolean, QuerySolutions, QueryTriples, Triple, Variable
+from pyoxigraph import NamedNode, Quad, QueryBoolean, QuerySolutions, QueryTriples, Triple
 
 from .. import queries
 from ..errors import QueryError, StoreError, StoreLockedError
@@ -62,10 +62,15 @@ class EmbeddedStore(Store):
 
     # --- reads ----------------------------------------------------------------------------
     def _run(self, q: queries.Query, bind: Mapping[str, Term], values: Values | None) -> object:
-        subs = {Variable(k): v for k, v in bind.items()}
-        text = q.with_values(_block(values)) if values is not None else q.text
+        # Bound values go in as a VALUES block at the top of the WHERE group, exactly as on the
+        # remote store, so both stores share one binding semantics (SPARQL's bottom-up scoping).
+        # pyoxigraph 0.5.13's substitutions= differs: it refuses a variable that is not in a
+        # SELECT's projection, and a previous attempt measured the planner starting from the
+        # wrong end with it (6 s vs ms for the candidate lookup).
+        merged = _merge(bind, values)
+        text = q.with_values(_block(merged)) if merged is not None else q.text
         try:
-            return self._store.query(text, substitutions=subs or None)
+            return self._store.query(text)
         except SyntaxError as e:
             raise QueryError(f"{q.name}: {e}") from None
         except (OSError, RuntimeError) as e:
