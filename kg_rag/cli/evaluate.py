@@ -31,7 +31,9 @@ def _register_wsd(sub: argparse._SubParsersAction) -> None:  # type: ignore[type
 
 
 #: one registration function per ``eval`` subcommand
-EVAL_COMMANDS: list[Callable[[argparse._SubParsersAction], None]] = [_register_wsd]  # type: ignore[type-arg]
+from .eval_retrieval import register_retrieval  # noqa: E402
+
+EVAL_COMMANDS: list[Callable[[argparse._SubParsersAction], None]] = [_register_wsd, register_retrieval]  # type: ignore[type-arg]
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
