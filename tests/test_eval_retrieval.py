@@ -1,0 +1,94 @@
+"""eval retrieval on a small hand-written BEIR folder over the demo vocabulary."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from kg_rag.api import KnowledgeGraph
+from kg_rag.cli import main
+from kg_rag.errors import InputError
+from kg_rag.eval.retrieval import evaluate_retrieval, ndcg_at, read_beir, score_run
+from kg_rag.resources import resource_path
+from kg_rag.store import EmbeddedStore
+
+DEMO = resource_path("demo")
+
+CORPUS = [
+    ("c1", "The branches of the apple tree bent under the weight of the fruit."),
+    ("c2", "She cut the fabric and sewed a summer dress from the cotton cloth."),
+    ("c3", "In the orchard every branch carried ripe fruit before the harvest."),
+    ("c4", "The tailor chose a heavy fabric for the coat."),
+    ("c5", "The rooster crowed loudly at sunrise on the farm."),
+    ("c6", "The man read the newspaper on the train."),
+]
+QUERIES = [
+    ("q1", "The fruit weighed down the branches.", "branches"),
+    ("q2", "Which fabric is good for a dress?", "fabric"),
+    ("q3", "The rooster called at dawn.", "rooster"),
+]
+QRELS = {"q1": ["c1", "c3"], "q2": ["c2", "c4"], "q3": ["c5"]}
+
+
+def write_beir(folder: Path) -> Path:
+    (folder / "qrels").mkdir(parents=True)
+    with (folder / "corpus.jsonl").open("w", encoding="utf-8") as f:
+        for i, t in CORPUS:
+            f.write(json.dumps({"_id": i, "title": "", "text": t, "metadata": {"lang": "en"}}) + "\n")
+    with (folder / "queries.jsonl").open("w", encoding="utf-8") as f:
+        for i, t, w in QUERIES:
+            s = t.index(w)
+            f.write(json.dumps({"_id": i, "text": t, "metadata": {"lang": "en", "start": s, "end": s + len(w)}}) + "\n")
+    with (folder / "qrels" / "test.tsv").open("w", encoding="utf-8") as f:
+        f.write("query-id\tcorpus-id\tscore\n")
+        for q, ds in QRELS.items():
+            for d in ds:
+                f.write(f"{q}\t{d}\t1\n")
+    return folder
+
+
+def test_metrics_by_hand() -> None:
+    rel = {"a": 1, "b": 1}
+    assert ndcg_at(["a", "b", "c"], rel, 10) == pytest.approx(1.0)
+    assert ndcg_at(["c", "a"], rel, 10) == pytest.approx((1 / 1.584962500721156) / (1 + 1 / 1.584962500721156))
+    m = score_run({"q": ["c", "a"]}, {"q": rel})
+    assert m["p@1"] == 0.0 and m["mrr@10"] == 0.5 and m["recall@10"] == 0.5 and m["p@5"] == 0.2
+
+
+def test_eval_retrieval_on_demo_vocabulary(tmp_path: Path) -> None:
+    folder = write_beir(tmp_path / "beir")
+    kg = KnowledgeGraph(EmbeddedStore(":memory:"))
+    kg.load([DEMO / "thesaurus.ttl", DEMO / "dictionary.ttl"])
+    rep = evaluate_retrieval(kg, folder, ["none", "knowledge", "bm25"], k=10)
+    assert rep.queries == 3
+    assert set(rep.modes) == {"none", "knowledge", "bm25"}
+    for m in rep.modes.values():
+        assert set(m) >= {"ndcg@10", "p@1", "p@5", "mrr@10", "recall@10"}
+    # sense selection keeps fabric documents out of the branch query
+    assert rep.modes["knowledge"]["p@1"] == 1.0
+    assert rep.modes["knowledge"]["ndcg@10"] >= rep.modes["none"]["ndcg@10"]
+    assert kg.documents() == []  # the corpus was removed again
+
+
+def test_cli_json_and_bad_folders(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    store = tmp_path / "store"
+    assert main(["--store", str(store), "load", str(DEMO / "thesaurus.ttl"), str(DEMO / "dictionary.ttl")]) == 0
+    folder = write_beir(tmp_path / "beir")
+    capsys.readouterr()
+    assert main(["--store", str(store), "eval", "retrieval", str(folder), "--wsd", "none,knowledge", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["queries"] == 3 and set(out["modes"]) == {"none", "knowledge", "bm25"}
+    (folder / "queries.jsonl").write_text("", encoding="utf-8")
+    with pytest.raises(InputError, match="no queries"):
+        read_beir(folder)
+    assert main(["--store", str(store), "eval", "retrieval", str(tmp_path / "missing")]) == 2
+    assert "missing" in capsys.readouterr().err
+
+
+def test_en_sense_dev_needs_wordnet(shared_data: Path) -> None:
+    """The shared BEIR set reads cleanly (the full run needs OEWN loaded: see README Evaluation)."""
+    data = read_beir(shared_data / "retrieval" / "en-sense-dev")
+    assert len(data.queries) == 84 and len(data.corpus) == 135
+    assert all(q.focus for q in data.queries)
