@@ -87,11 +87,16 @@ def test_explain_json_html_and_turtle(api: tuple[httpx.Client, KnowledgeGraph]) 
     _problem(c.get("/explain"), 400)
 
 
-@pytest.mark.xfail(reason="construct-explanation returns the decisions graph for any root; "
-                          "reported to the pipeline owner")
-def test_explain_unknown_iri_is_404(api: tuple[httpx.Client, KnowledgeGraph]) -> None:
+def test_explain_unknown_iri_is_404_and_a_concept_is_described(
+        api: tuple[httpx.Client, KnowledgeGraph]) -> None:
     c, _ = api
     _problem(c.get("/explain", params={"iri": "https://example.org/nothing"}), 404)
+    r = c.get("/explain", params={"iri": "https://example.org/nothing"}, headers={"Accept": "text/html"})
+    assert r.status_code == 404 and r.headers["content-type"].startswith("text/html")
+    body = c.get("/explain", params={"iri": BRANCH}).json()
+    assert any(row["object"] == "branch" for row in body["summary"]["resource"])
+    r = c.get("/explain", params={"iri": BRANCH}, headers={"Accept": "text/html"})
+    assert r.status_code == 200 and "prefLabel" in r.text
 
 
 @pytest.mark.parametrize("kwargs,status", [

@@ -87,7 +87,7 @@ SCHEMAS: dict[str, Any] = {
 
 @lru_cache(maxsize=1)
 def openapi_document() -> dict[str, Any]:
-    bearer = [{"bearer": []}]
+    bearer: list[dict[str, list[str]]] = [{"bearer": []}]
     return {
         "openapi": "3.0.3",
         "info": {"title": "kg-rag", "version": __version__,

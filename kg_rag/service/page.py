@@ -21,6 +21,7 @@ from starlette.routing import Route
 
 from ..api import KnowledgeGraph
 from ..errors import KgRagError
+from ..explain import Explanation
 from ..serialize import answer_dict
 from ..settings import Settings
 from ..text import strip_bidi
@@ -187,11 +188,19 @@ def error_page(q: str, lang: str, wsd: str, err: KgRagError) -> str:
                   + f'<p class="error" dir="auto"><b>{esc(err.title)}</b>: {esc(err)}</p>')
 
 
-def explanation_page(summary: dict[str, Any], text: str) -> str:
-    root = summary.get("root", "")
-    return layout(f"explain {root}",
-                  f'<h2>Explanation of {link(root, root)}</h2>'
-                  f'<pre dir="auto" style="white-space:pre-wrap">{esc(text)}</pre>')
+def explanation_page(ex: Explanation) -> str:
+    """The explanation of one IRI: the readable text, or the resource's statements."""
+    root = ex.root
+    rows = ex.summary.get("resource")
+    if rows is None:
+        body = f'<pre dir="auto" style="white-space:pre-wrap">{esc(ex.text())}</pre>'
+    else:
+        body = "<table>" + "".join(
+            f'<tr><td>{esc(r["predicate"].rsplit("#", 1)[-1].rsplit("/", 1)[-1])}</td>'
+            f'<td dir="auto">{link(r["object"], r["object"]) if r["iri"] else esc(r["object"])}'
+            f'{" <span class=muted>@" + esc(r["lang"]) + "</span>" if r["lang"] else ""}</td></tr>'
+            for r in sorted(rows, key=lambda r: (r["predicate"], r["object"]))) + "</table>"
+    return layout(f"explain {root}", f"<h2>Explanation of {link(root, root)}</h2>{body}")
 
 
 def page_routes(kg: KnowledgeGraph, config: Settings) -> list[Route]:

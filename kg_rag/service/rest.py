@@ -23,7 +23,8 @@ from starlette.routing import Route
 
 from ..api import KnowledgeGraph
 from ..documents import SourceDocument, doc_from_record, read_documents
-from ..errors import InputError
+from ..errors import InputError, KgRagError, NotFoundError
+from ..explain import Explanation
 from ..serialize import answer_dict, mention_dict
 from ..settings import Settings
 from .bodies import UnsupportedMediaType, media_type, read_body
@@ -79,27 +80,49 @@ class RestApi:
         return JSONResponse(answer_dict(answer))
 
     async def explain(self, request: Request) -> Response:
-        """JSON (summary, readable text, JSON-LD graph); HTML for browsers; Turtle/JSON-LD raw."""
-        iri = request.query_params.get("iri", "")
-        if not iri:
-            raise InputError("missing 'iri' query parameter")
-        try:
-            NamedNode(iri)
-        except ValueError:
-            raise InputError(f"{iri!r} is not a valid IRI") from None
-        ex = await run_in_threadpool(self._call, self.kg.explain, iri)
+        """JSON (summary, readable text, JSON-LD graph); HTML for browsers; Turtle/JSON-LD raw.
+
+        A question, document, annotation or decision gets its explanation graph; any other
+        resource in the store (a concept, a sense) what the store says about it; else 404.
+        """
         want = preferred(request.headers.get("accept", ""),
                          ("application/json", "text/html", "application/ld+json", "text/turtle"))
+        try:
+            ex = await run_in_threadpool(self._explanation, request.query_params.get("iri", ""))
+        except KgRagError as e:
+            if want != "text/html":
+                raise
+            from .page import error_page
+
+            return HTMLResponse(error_page("", "auto", "", e), status_code=e.http_status)
         if want == "text/html":
             from .page import explanation_page
 
-            return HTMLResponse(explanation_page(ex.summary, ex.text()))
+            return HTMLResponse(explanation_page(ex))
         if want == "application/ld+json":
             return Response(ex.jsonld(), media_type="application/ld+json")
         if want == "text/turtle":
             return Response(ex.turtle(), media_type="text/turtle; charset=utf-8")
         return JSONResponse({"iri": ex.root, "summary": ex.summary, "text": ex.text(),
                              "graph": json.loads(ex.jsonld())})
+
+    def _explanation(self, iri: str) -> Explanation:
+        if not iri:
+            raise InputError("missing 'iri' query parameter")
+        try:
+            node = NamedNode(iri)
+        except ValueError:
+            raise InputError(f"{iri!r} is not a valid IRI") from None
+        try:
+            return self._call(self.kg.explain, iri)
+        except NotFoundError:
+            triples = self.kg.store.construct("construct-resource", bind={"root": node})
+            if not triples:
+                raise
+            return Explanation(iri, tuple(triples), {"root": iri, "resource": [
+                {"predicate": t.predicate.value, "object": t.object.value,
+                 "iri": isinstance(t.object, NamedNode),
+                 "lang": getattr(t.object, "language", None) or ""} for t in triples]})
 
     async def documents(self, request: Request) -> Response:
         if request.method == "POST":

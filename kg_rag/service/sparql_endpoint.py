@@ -147,7 +147,7 @@ class SparqlService:
                 raise InputError(f"{name} belongs to updates; use default-graph-uri for queries")
         info = check_query(op.text, self.config.max_query_bytes, self.config.max_query_depth)
         kind = KIND_OF_FORM[info.form]
-        fmt_param = (op.params.get("format") or [None])[-1]
+        fmt_param = op.params["format"][-1] if op.params.get("format") else None
         fmt = negotiate(request.headers.get("accept"), kind, fmt_param)
         if fmt is None:
             raise NotAcceptable(f"a {info.form} result cannot be given as "

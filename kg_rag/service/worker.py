@@ -114,6 +114,7 @@ def _child(store: pyoxigraph.Store, job: QueryJob, w: int) -> None:  # pragma: n
         sandbox.deny_network()
         sandbox.limit_memory(CHILD_MEMORY_BYTES)
         sandbox.lower_priority()
+        head: dict[str, object]
         try:
             ans = evaluate(store, job)
             head = {"ok": True, "truncated": ans.truncated}
