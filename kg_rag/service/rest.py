@@ -114,13 +114,14 @@ class RestApi:
         except ValueError:
             raise InputError(f"{iri!r} is not a valid IRI") from None
         try:
-            return self._call(self.kg.explain, iri)
+            ex: Explanation = self._call(self.kg.explain, iri)
+            return ex
         except NotFoundError:
             triples = self.kg.store.construct("construct-resource", bind={"root": node})
             if not triples:
                 raise
             return Explanation(iri, tuple(triples), {"root": iri, "resource": [
-                {"predicate": t.predicate.value, "object": t.object.value,
+                {"predicate": t.predicate.value, "object": str(getattr(t.object, "value", t.object)),
                  "iri": isinstance(t.object, NamedNode),
                  "lang": getattr(t.object, "language", None) or ""} for t in triples]})
 
