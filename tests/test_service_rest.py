@@ -184,3 +184,34 @@ def test_unknown_route_and_method(api: tuple[httpx.Client, KnowledgeGraph]) -> N
     c, _ = api
     _problem(c.get("/nope"), 404)
     _problem(c.get("/ask"), 405)
+
+
+def test_ask_stays_fast_while_endless_sparql_queries_run() -> None:
+    """The public /sparql endpoint has its own killable executor: with every query slot held
+    by an endless query, /ask still answers every request, quickly."""
+    import threading
+    import time
+
+    cfg = Settings(query_timeout=4.0)
+    kg = KnowledgeGraph(demo_store(), cfg)
+    endless = ("SELECT (COUNT(*) AS ?n) WHERE { GRAPH ?g { ?a ?b ?c . ?d ?e ?f . ?h ?i ?j . "
+               "?k ?l ?m } }")
+    with serve(create_app(kg, cfg, slots=3)) as url, httpx.Client(base_url=url, timeout=30) as c:
+        c.post("/ask", json={"question": QUESTION, "language": "he"})  # warm
+        statuses: list[int] = []
+        attackers = [threading.Thread(target=lambda: statuses.append(
+            httpx.get(url + "/sparql", params={"query": endless}, timeout=30).status_code))
+            for _ in range(4)]
+        for t in attackers:
+            t.start()
+        time.sleep(0.5)
+        took = []
+        for _ in range(10):
+            t0 = time.monotonic()
+            r = c.post("/ask", json={"question": QUESTION, "language": "he", "k": 3})
+            took.append(time.monotonic() - t0)
+            assert r.status_code == 200
+        for t in attackers:
+            t.join(30)
+    assert sorted(statuses) == [503] * 4      # 3 stopped at the deadline, 1 refused as busy
+    assert max(took) < 1.5, took
