@@ -318,3 +318,23 @@ def test_second_server_on_the_same_store_exits_cleanly(tmp_path) -> None:  # typ
         held.close()
     assert p.returncode == 5, p.stderr
     assert "in use" in p.stderr and "Traceback" not in p.stderr
+
+
+def test_result_byte_cap_truncates_visibly() -> None:
+    from pyoxigraph import Triple
+
+    from kg_rag.service.results import write_solutions, write_triples
+
+    big = Literal("x" * 10_000)
+    rows = [[NamedNode(f"http://e/{i}"), big] for i in range(100)]
+    for fmt, parse in [("json", pyoxigraph.QueryResultsFormat.JSON),
+                       ("xml", pyoxigraph.QueryResultsFormat.XML),
+                       ("tsv", pyoxigraph.QueryResultsFormat.TSV)]:
+        body, truncated = write_solutions(["s", "o"], rows, fmt, 1000, max_bytes=50_000)
+        got = list(pyoxigraph.parse_query_results(body, parse))
+        assert truncated and 1 <= len(got) < 10 and got[0]["o"] == big
+    body, truncated = write_solutions(["s", "o"], rows[:3], "csv", 1000, max_bytes=50_000)
+    assert not truncated and body.count(b"\r\n") == 4
+    body, truncated = write_triples([Triple(r[0], NamedNode("http://e/p"), big) for r in rows],
+                                    "ntriples", 1000, max_bytes=50_000)
+    assert truncated and 1 <= body.count(b"\n") < 10

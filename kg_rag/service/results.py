@@ -12,7 +12,6 @@ import io
 import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from itertools import islice
 from typing import Any
 from xml.sax.saxutils import escape, quoteattr
 
@@ -50,6 +49,7 @@ _RDF = {
     "jsonld": pyoxigraph.RdfFormat.JSON_LD,
     "rdfxml": pyoxigraph.RdfFormat.RDF_XML,
 }
+MAX_RESULT_BYTES = 64 * 1024 * 1024  # a result is cut (and marked truncated) past about this size
 KIND_OF_FORM = {"SELECT": "tabular", "ASK": "boolean", "CONSTRUCT": "graph", "DESCRIBE": "graph"}
 
 
@@ -153,39 +153,54 @@ def _csv_term(t: Any) -> str:
     return str(t.value)
 
 
-def write_solutions(variables: Sequence[str], rows: Iterable[Sequence[Any]], fmt: str,
-                    max_rows: int) -> tuple[bytes, bool]:
-    """Serialise at most ``max_rows`` rows; True when more rows were left out."""
-    taken = list(islice(iter(rows), max_rows + 1))
-    truncated = len(taken) > max_rows
-    taken = taken[:max_rows]
+def _csv_row(values: Sequence[str]) -> str:
+    buf = io.StringIO()
+    csv.writer(buf, lineterminator="\r\n").writerow(values)
+    return buf.getvalue()
+
+
+def _row(variables: Sequence[str], r: Sequence[Any], fmt: str) -> str:
+    pairs = [(v, t) for v, t in zip(variables, r, strict=True) if t is not None]
     if fmt == "json":
-        doc = {"head": {"vars": list(variables)},
-               "results": {"bindings": [{v: _json_term(t) for v, t in zip(variables, r, strict=True)
-                                         if t is not None} for r in taken]}}
-        return json.dumps(doc, ensure_ascii=False).encode("utf-8"), truncated
+        return json.dumps({v: _json_term(t) for v, t in pairs}, ensure_ascii=False)
     if fmt == "xml":
-        parts = ['<?xml version="1.0"?>\n<sparql xmlns="http://www.w3.org/2005/sparql-results#">',
-                 "<head>" + "".join(f"<variable name={quoteattr(v)}/>" for v in variables)
-                 + "</head><results>"]
-        for r in taken:
-            parts.append("<result>" + "".join(
-                f"<binding name={quoteattr(v)}>{_xml_term(t)}</binding>"
-                for v, t in zip(variables, r, strict=True) if t is not None) + "</result>")
-        parts.append("</results></sparql>\n")
-        return "\n".join(parts).encode("utf-8"), truncated
+        return "<result>" + "".join(f"<binding name={quoteattr(v)}>{_xml_term(t)}</binding>"
+                                    for v, t in pairs) + "</result>"
     if fmt == "csv":
-        buf = io.StringIO()
-        w = csv.writer(buf, lineterminator="\r\n")
-        w.writerow(variables)
-        for r in taken:
-            w.writerow([_csv_term(t) for t in r])
-        return buf.getvalue().encode("utf-8"), truncated
+        return _csv_row([_csv_term(t) for t in r])
     if fmt == "tsv":
-        lines = ["\t".join("?" + v for v in variables)]
-        lines += ["\t".join("" if t is None else str(t) for t in r) for r in taken]
-        return ("\n".join(lines) + "\n").encode("utf-8"), truncated
+        return "\t".join("" if t is None else str(t) for t in r) + "\n"
     raise ValueError(f"no solutions format {fmt!r}")
+
+
+def write_solutions(variables: Sequence[str], rows: Iterable[Sequence[Any]], fmt: str,
+                    max_rows: int, max_bytes: int = MAX_RESULT_BYTES) -> tuple[bytes, bool]:
+    """Serialise at most ``max_rows`` rows and about ``max_bytes``; True when rows were left out."""
+    body: list[str] = []
+    size = 0
+    truncated = False
+    for i, r in enumerate(rows):
+        if i >= max_rows:
+            truncated = True
+            break
+        text = _row(variables, r, fmt)
+        size += len(text)
+        if size > max_bytes and body:
+            truncated = True
+            break
+        body.append(text)
+    if fmt == "json":
+        head = json.dumps({"vars": list(variables)}, ensure_ascii=False)
+        out = f'{{"head":{head},"results":{{"bindings":[' + ",".join(body) + "]}}"
+    elif fmt == "xml":
+        out = ('<?xml version="1.0"?>\n<sparql xmlns="http://www.w3.org/2005/sparql-results#">'
+               "<head>" + "".join(f"<variable name={quoteattr(v)}/>" for v in variables)
+               + "</head><results>\n" + "\n".join(body) + "\n</results></sparql>\n")
+    elif fmt == "csv":
+        out = _csv_row(list(variables)) + "".join(body)
+    else:
+        out = "\t".join("?" + v for v in variables) + "\n" + "".join(body)
+    return out.encode("utf-8"), truncated
 
 
 def write_boolean(value: bool, fmt: str) -> bytes:
@@ -197,11 +212,19 @@ def write_boolean(value: bool, fmt: str) -> bytes:
     raise ValueError(f"no boolean format {fmt!r}")
 
 
-def write_triples(triples: Iterable[Triple], fmt: str, max_rows: int) -> tuple[bytes, bool]:
-    taken = list(islice(iter(triples), max_rows + 1))
-    truncated = len(taken) > max_rows
+def write_triples(triples: Iterable[Triple], fmt: str, max_rows: int,
+                  max_bytes: int = MAX_RESULT_BYTES) -> tuple[bytes, bool]:
+    taken: list[Triple] = []
+    size = 0
+    truncated = False
+    for t in triples:
+        size += len(str(t))
+        if len(taken) >= max_rows or (size > max_bytes and taken):
+            truncated = True
+            break
+        taken.append(t)
     buf = io.BytesIO()
-    pyoxigraph.serialize(taken[:max_rows], buf, _RDF[fmt])
+    pyoxigraph.serialize(taken, buf, _RDF[fmt])
     return buf.getvalue(), truncated
 
 

@@ -158,10 +158,12 @@ class SparqlService:
             named_graphs=_graphs(op.params, "named-graph-uri"),
             base_iri=_base(request), max_rows=self.config.max_rows,
         )
-        try:
-            await asyncio.wait_for(self.slots.acquire(), ADMISSION_WAIT)
-        except asyncio.TimeoutError:
-            raise Busy("all query slots are taken by running queries; retry in a moment") from None
+        acquired = False
+        with anyio.move_on_after(ADMISSION_WAIT):
+            await self.slots.acquire()
+            acquired = True
+        if not acquired:
+            raise Busy("all query slots are taken by running queries; retry in a moment")
         try:
             answer = await anyio.to_thread.run_sync(self.executor.run, job, limiter=self.limiter)
         finally:

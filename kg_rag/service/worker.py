@@ -33,7 +33,7 @@ from pyoxigraph import NamedNode, QueryBoolean, QuerySolutions
 
 from ..errors import QueryError, StoreError
 from . import sandbox
-from .results import write_boolean, write_solutions, write_triples
+from .results import MAX_RESULT_BYTES, write_boolean, write_solutions, write_triples
 
 log = logging.getLogger(__name__)
 
@@ -160,6 +160,7 @@ class ForkExecutor:
     def _collect(self, pid: int, r: int) -> bytes:
         deadline = time.monotonic() + self.timeout
         chunks: list[bytes] = []
+        size = 0
         while True:
             left = deadline - time.monotonic()
             ready = select.select([r], [], [], max(0.0, left))[0] if left > 0 else []
@@ -172,6 +173,11 @@ class ForkExecutor:
             if not chunk:
                 return b"".join(chunks)
             chunks.append(chunk)
+            size += len(chunk)
+            if size > 2 * MAX_RESULT_BYTES:  # the child caps its output; this is the backstop
+                os.kill(pid, signal.SIGKILL)
+                os.waitpid(pid, 0)
+                raise QueryCrashed("the query's answer grew past the size limit and was stopped")
 
     @staticmethod
     def _decode(data: bytes, pid: int, fmt: str) -> QueryAnswer:
