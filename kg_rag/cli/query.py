@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 from ..errors import InputError, QueryError
+from ..namespaces import PREFIXES
 from .common import store_from_args
 
 FORMATS = ("json", "csv", "tsv", "xml", "turtle", "ntriples")
@@ -22,7 +23,9 @@ _FORBIDDEN = re.compile(
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    p = sub.add_parser("sparql", help="run a read-only SPARQL query (SELECT, ASK, CONSTRUCT, DESCRIBE)")
+    p = sub.add_parser("sparql", help="run a read-only SPARQL query (SELECT, ASK, CONSTRUCT, DESCRIBE); "
+                                         "the prefixes rdf rdfs xsd skos skosxl ontolex lime vartrans "
+                                         "lexicog lexinfo wn prov oa dct dcat void kgr ili are predeclared")
     p.add_argument("query", nargs="?", metavar="QUERY", help="the query text (or --file)")
     p.add_argument("--file", type=Path, help="read the query from a file ('-' for stdin)")
     p.add_argument("--format", default="json", choices=FORMATS,
@@ -51,6 +54,8 @@ def cmd_sparql(args: argparse.Namespace) -> int:
     else:
         text = args.query
     check_read_only(text)
+    # the standard prefixes, on the query's first line so that error positions keep their lines
+    text = " ".join(f"PREFIX {p}: <{iri}>" for p, iri in PREFIXES.items()) + " " + text
     with store_from_args(args) as store:
         body, _media = store.raw_query(text, args.format)
     out = sys.stdout.buffer
