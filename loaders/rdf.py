@@ -16,6 +16,7 @@ import logging
 import re
 import unicodedata
 from pathlib import Path
+from typing import Any
 
 import pyoxigraph
 from pyoxigraph import BlankNode, Literal, NamedNode, Quad
@@ -102,11 +103,12 @@ def _normalise(quads: list[Quad], graph: NamedNode) -> list[Quad]:
     skolem: dict[str, NamedNode] = {}
     named = 0
 
-    def node(t: object) -> object:
+    def node(t: Any) -> Any:
         if isinstance(t, BlankNode):
             n = skolem.get(t.value)
             if n is None:
-                n = skolem[t.value] = NamedNode(genid + t.value)
+                # numbered in order of appearance: the same file gives the same IRIs
+                n = skolem[t.value] = NamedNode(f"{genid}b{len(skolem) + 1}")
             return n
         return t
 
@@ -122,7 +124,7 @@ def _normalise(quads: list[Quad], graph: NamedNode) -> list[Quad]:
             o = node(o)
         if not isinstance(q.graph_name, pyoxigraph.DefaultGraph):
             named += 1
-        out.append(Quad(node(s), q.predicate, o))  # type: ignore[arg-type]
+        out.append(Quad(node(s), q.predicate, o))
     if named:
         log.info("%d statements of named graphs were put into the source graph %s", named, graph)
     return out
