@@ -88,7 +88,7 @@ class _Mapper:
         self.concept_of: dict[str, str] = {}
         self.sense_of: dict[str, str] = {}
         self.languages: set[str] = set()
-        self.entries = self.senses = 0
+        self.entries = self.senses = self.forms = 0
 
     # --- helpers -----------------------------------------------------------------------------
     def node(self, local_id: str) -> str:
@@ -113,6 +113,7 @@ class _Mapper:
 
     def form(self, entry: str, written: str, pred: str, suffix: str) -> None:
         f = f"{entry[:-1]}#{suffix}>"
+        self.forms += 1
         text = nfc(written)
         add = self.add
         add(entry, pred, f)
@@ -270,7 +271,8 @@ def parse(path: Path, progress: Callable[[int], None] | None = None) -> Parsed:
         raise
     return Parsed(kind="wn-lmf", media_type=MEDIA_TYPE, ntriples=spool.path, triples=spool.count,
                   concepts=len(m.concept_of), entries=m.entries, senses=m.senses,
-                  entities=len(m.concept_of) + m.entries + m.senses, languages=m.languages)
+                  entities=len(set(m.concept_of.values())) + m.entries + m.senses + m.forms,
+                  languages=m.languages)
 
 
 def _read(path: Path, spool: Spool, progress: Callable[[int], None] | None) -> _Mapper:

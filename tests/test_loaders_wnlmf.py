@@ -13,7 +13,7 @@ from pyoxigraph import Literal, NamedNode
 
 from kg_rag.namespaces import ID, ILI, KGR, ONTOLEX, SKOS
 from kg_rag.store import EmbeddedStore
-from loaders import load_file
+from loaders import list_sources, load_file
 from loaders.sensekeys import decode_sense_id, encode_sense_key
 
 DATA = Path(__file__).parent / "data" / "loaders"
@@ -108,6 +108,9 @@ def test_report_and_catalog(mem_store: EmbeddedStore) -> None:
     r = load_file(mem_store, DATA / "mini-lmf.xml")
     assert (r.kind, r.entries, r.senses, r.concepts, r.languages) == ("wn-lmf", 4, 5, 6, ("en",))
     assert r.triples == sum(1 for _ in mem_store.oxigraph.quads_for_pattern(None, None, None, NamedNode(r.graph)))
+    subjects = {q.subject for q in mem_store.oxigraph.quads_for_pattern(None, None, None, NamedNode(r.graph))}
+    [rec] = list_sources(mem_store)
+    assert rec.entities == len(subjects) and rec.triples == r.triples and rec.kind == "wn-lmf"
     again = load_file(mem_store, DATA / "mini-lmf.xml")  # replacing: same graph, same size
     assert again.triples == r.triples
     assert sum(1 for _ in mem_store.oxigraph.quads_for_pattern(None, None, None, NamedNode(r.graph))) == r.triples
