@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pyoxigraph
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from kg_rag.annotate import Annotator, Lexicon
 from kg_rag.errors import InputError
@@ -220,3 +222,26 @@ def test_lexicon_version_changes_with_the_store(store: EmbeddedStore) -> None:
     assert Lexicon.store_version(other) != lex.version
     assert len(Lexicon.from_store(other)) == 0
     assert Annotator(other).annotate("הגבר", "he") == []
+
+
+_PIECES = ["הגבר", "הַבַּדִּים", "בר", "עץ", "פרי", "ועצי", "fruit", "Trees", "tree", "bank", "UNESCO",
+           "rock 'n' roll", "the", "על", "\u200f", "\u05b8", ",", ".", " ", "  ", "\n", "\n\n", "ß", "x"]
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.lists(st.sampled_from(_PIECES), max_size=14), st.sampled_from(["he", "en"]))
+def test_mentions_are_exact_slices_and_well_nested(ann: Annotator, pieces: list[str], lang: str) -> None:
+    text = "".join(pieces)
+    ms = ann.annotate(text, lang)
+    nfc = unicodedata.normalize("NFC", text)
+    for m in ms:
+        assert nfc[m.start : m.end] == m.text and m.text.strip() == m.text and m.candidates
+        assert m.lang == lang
+    # mentions either nest or are disjoint; nothing sits inside a fixed phrase
+    for a in ms:
+        for b in ms:
+            if a is b or a.end <= b.start or b.end <= a.start:
+                continue
+            outer, inner = (a, b) if (a.end - a.start) >= (b.end - b.start) else (b, a)
+            assert outer.start <= inner.start and inner.end <= outer.end
+            assert not outer.fixed_phrase

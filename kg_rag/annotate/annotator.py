@@ -206,10 +206,8 @@ class Annotator:
                     used = analysed or h != "surface"
                     h2 = how if how != "surface" else h
                     if used:
-                        for kid in lex.phrase_exact(lang, cand):
-                            if lex.keys[kid] == cand:
-                                sp = span(words[i][0], words[j][1], j - i + 1)
-                                sp.add(kid, _phrase_how(h2))
+                        for kid in lex.word(lang, cand):
+                            span(words[i][0], words[j][1], j - i + 1).add(kid, _phrase_how(h2))
                     nxt.append((cand, used, h2))
             frontier = nxt
 

@@ -13,7 +13,7 @@ from pyoxigraph import Literal, NamedNode
 
 from ..errors import InputError
 from ..model import Candidate
-from ..namespaces import LEXINFO
+from ..namespaces import ILI, LEXINFO
 from ..store import Store, Values
 from ..store.base import Row
 
@@ -25,6 +25,7 @@ POS_ALIASES = {
     "r": "adverb", "adv": "adverb", "adverb": "adverb",
 }
 _LEXINFO = str(LEXINFO)
+_ILI = str(ILI)
 #: how many owner IRIs go into one VALUES block (a text with more is sent in a few queries)
 BATCH = 5000
 
@@ -76,6 +77,11 @@ def _int(term: object) -> int | None:
         return None
 
 
+def _ili_of(concept: str) -> str | None:
+    """WordNet synsets with an ILI id are the ILI node itself (DATA-MODEL.md)."""
+    return concept[len(_ILI):] if concept.startswith(_ILI) else None
+
+
 def _reading(row: Row, entry: str | None) -> Reading:
     sense = row.get("sense")
     return Reading(
@@ -85,7 +91,7 @@ def _reading(row: Row, entry: str | None) -> Reading:
         lemma=row["lemma"].value if "lemma" in row else "",
         rank=_int(row.get("rank")),
         sense_key=row["senseKey"].value if "senseKey" in row else None,
-        ili=row["ili"].value if "ili" in row else None,
+        ili=row["ili"].value if "ili" in row else _ili_of(row["concept"].value),
         pos=_pos_name(row.get("pos")),
     )
 

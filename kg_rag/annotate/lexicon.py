@@ -3,8 +3,8 @@
 Built once from ONE query (``sparql/select-match-keys.rq``): (match key, language, owner IRI,
 owner is a lexical entry?). Per language:
 
-* single-word keys in a ``dict`` (key → key id) — looked up per token and per analysis
-  (lemma, prefix-stripped stem) of a token;
+* every key in a ``dict`` (key → key id) — looked up per word and per analysis of a word
+  (lemma, prefix-stripped stem) and for phrases built from analyses;
 * keys of several words or with punctuation (``fruit tree``, ``u.s.``, ``ג'ירפה``) in an
   Aho-Corasick automaton over their *scan form* padded with spaces (``" fruit tree "``), run
   once over the whole normalised text (:mod:`.tokenize`), so every hit lies on word boundaries.
@@ -25,6 +25,7 @@ import time
 from array import array
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+from typing import Any
 
 import ahocorasick
 
@@ -32,26 +33,14 @@ from .. import queries
 from ..errors import StoreError
 from ..store import Store
 from ..text import base_language
-from .tokenize import WORD
+from .tokenize import NON_WORD
 
 log = logging.getLogger(__name__)
 
 
 def scan_form(key: str) -> str:
     """The key as it appears in the scan text: every non-word character becomes a space."""
-    out = []
-    last = 0
-    for m in WORD.finditer(key):
-        out.append(" " * (m.start() - last))
-        out.append(m.group())
-        last = m.end()
-    out.append(" " * (len(key) - last))
-    return "".join(out)
-
-
-def _is_single_word(key: str) -> bool:
-    m = WORD.fullmatch(key)
-    return m is not None
+    return NON_WORD.sub(" ", key)
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,7 +71,9 @@ class Lexicon:
         self.targets: list[str] = []          # owner id → IRI
         self.is_entry = bytearray()           # owner id → 1 for a lexical entry
         tid_of: dict[str, int] = {}
-        grouped: dict[tuple[str, str], list[int]] = {}
+        base: dict[str, str] = {}
+        # language → key → owner id (or several); becomes key → key id below
+        per_lang: dict[str, dict[str, Any]] = {}
         for key, lang, target, entry in rows:
             if not key:
                 continue
@@ -91,40 +82,53 @@ class Lexicon:
                 tid = tid_of[target] = len(self.targets)
                 self.targets.append(target)
                 self.is_entry.append(1 if entry else 0)
-            grouped.setdefault((base_language(lang), key), []).append(tid)
+            b = base.get(lang)
+            if b is None:
+                b = base[lang] = base_language(lang)
+            d = per_lang.get(b)
+            if d is None:
+                d = per_lang[b] = {}
+            old = d.get(key)
+            if old is None:
+                d[key] = tid
+            elif type(old) is int:
+                if old != tid:
+                    d[key] = [old, tid]
+            elif tid not in old:
+                old.append(tid)
         del tid_of
-        self.keys: list[str] = []              # key id → key (shared strings, no copies)
+        self.keys: list[str] = []              # key id → key (the same string objects)
         self._off = array("I", [0])            # key id → slice of _tids
         self._tids = array("I")
         self._langs: dict[str, _LangIndex] = {}
         self._alias: dict[int, list[int]] = {}  # key id → further key ids of the same scan form
-        phrase_forms: dict[str, dict[str, int]] = {}
-        for (lang, key) in sorted(grouped):
-            kid = len(self.keys)
-            self.keys.append(key)
-            tids = sorted(set(grouped[(lang, key)]))
-            self._tids.extend(tids)
-            self._off.append(len(self._tids))
-            idx = self._langs.get(lang)
-            if idx is None:
-                idx = self._langs[lang] = _LangIndex()
-            if _is_single_word(key):
-                idx.words[key] = kid
-            else:
-                form = " " + scan_form(key) + " "
-                seen = phrase_forms.setdefault(lang, {})
-                if form in seen:
-                    self._alias.setdefault(seen[form], []).append(kid)
+        keys, tids, off = self.keys, self._tids, self._off
+        for lang, d in per_lang.items():
+            idx = self._langs[lang] = _LangIndex()
+            forms: dict[str, int] = {}
+            for key, owners in d.items():
+                kid = len(keys)
+                keys.append(key)
+                if type(owners) is int:
+                    tids.append(owners)
                 else:
-                    seen[form] = kid
-        del grouped
-        for lang, forms in phrase_forms.items():
-            a = ahocorasick.Automaton(ahocorasick.STORE_INTS)
-            for form, kid in forms.items():
-                a.add_word(form, kid)
-            a.make_automaton()
-            self._langs[lang].automaton = a
-            self._langs[lang].n_phrases = len(forms)
+                    tids.extend(sorted(owners))
+                off.append(len(tids))
+                d[key] = kid  # same size: safe while iterating
+                if NON_WORD.search(key) is not None:
+                    form = " " + NON_WORD.sub(" ", key) + " "
+                    first = forms.setdefault(form, kid)
+                    if first != kid:
+                        self._alias.setdefault(first, []).append(kid)
+            idx.words = d  # every key of the language (phrases too) → key id
+            if forms:
+                a = ahocorasick.Automaton(ahocorasick.STORE_INTS)
+                for form, kid in forms.items():
+                    a.add_word(form, kid)
+                a.make_automaton()
+                idx.automaton = a
+                idx.n_phrases = len(forms)
+        del per_lang
         self.build_seconds = time.perf_counter() - t0
         log.info("lexicon: %d keys, %d owners, %d languages in %.2fs", len(self.keys),
                  len(self.targets), len(self._langs), self.build_seconds)
@@ -170,7 +174,7 @@ class Lexicon:
         return out
 
     def word(self, lang: str, form: str) -> list[int]:
-        """Key ids of the single word ``form`` (a match key) in ``lang`` (and untagged)."""
+        """Key ids of the match key ``form`` in ``lang`` (and untagged)."""
         out = []
         for idx in self._indexes(lang):
             kid = idx.words.get(form)
@@ -179,17 +183,8 @@ class Lexicon:
         return out
 
     def lookup(self, lang: str, key: str) -> list[int]:
-        """Key ids of any match key (one word or several)."""
-        if _is_single_word(key):
-            return self.word(lang, key)
-        form = " " + scan_form(key) + " "
-        out: list[int] = []
-        for idx in self._indexes(lang):
-            if idx.automaton is not None:
-                kid = idx.automaton.get(form, -1)
-                if kid >= 0:
-                    out.extend(k for k in [kid, *self._alias.get(kid, ())] if self.keys[k] == key)
-        return out
+        """Key ids of any match key (one word or several) in ``lang`` (and untagged)."""
+        return self.word(lang, key)
 
     def has_phrases(self, lang: str) -> bool:
         return any(idx.automaton is not None for idx in self._indexes(lang))
@@ -199,18 +194,6 @@ class Lexicon:
         probe = " " + prefix
         return any(idx.automaton is not None and idx.automaton.match(probe)
                    for idx in self._indexes(lang))
-
-    def phrase_exact(self, lang: str, words: str) -> list[int]:
-        """Key ids whose scan form is exactly the space-joined ``words``."""
-        form = " " + words + " "
-        out: list[int] = []
-        for idx in self._indexes(lang):
-            if idx.automaton is not None:
-                kid = idx.automaton.get(form, -1)
-                if kid >= 0:
-                    out.append(kid)
-                    out.extend(self._alias.get(kid, ()))
-        return out
 
     def scan(self, lang: str, scan_text: str, norm: str) -> Iterator[Hit]:
         """Every multiword/punctuated key in ``scan_text`` (a :class:`Normalised` ``.scan``),

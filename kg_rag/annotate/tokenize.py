@@ -65,7 +65,7 @@ _SPACE_1 = re.compile(r"\s")
 _MARKS = _mark_ranges()
 #: a word: letters, digits, underscore and combining marks
 WORD = re.compile(f"[\\w{_MARKS}]+")
-_NON_WORD = re.compile(f"[^\\w{_MARKS}]")
+NON_WORD = re.compile(f"[^\\w{_MARKS}]")
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,7 +120,7 @@ def normalise(text: str) -> Normalised:
     specials = list(_SPECIAL.finditer(text))
     if not specials:
         norm = _SPACE_1.sub(" ", _fold(text))
-        return Normalised(text, norm, _NON_WORD.sub(" ", norm))
+        return Normalised(text, norm, NON_WORD.sub(" ", norm))
     parts: list[str] = []
     nstart: list[int] = []
     ostart: list[int] = []
@@ -152,7 +152,7 @@ def normalise(text: str) -> Normalised:
     if o < len(text):
         add(_SPACE_1.sub(" ", _fold(text[o:])), o, len(text) - o, True)
     norm = "".join(parts)
-    return Normalised(text, norm, _NON_WORD.sub(" ", norm), tuple(nstart), tuple(ostart),
+    return Normalised(text, norm, NON_WORD.sub(" ", norm), tuple(nstart), tuple(ostart),
                       tuple(olen), tuple(plain))
 
 
