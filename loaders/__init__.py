@@ -87,7 +87,7 @@ def parse_file(path: Path, fmt: str = "auto", graph: str | None = None,
     syntax = detect_format(path, fmt)
     g = NamedNode(graph or source_graph_iri(path))
     if syntax == "wn-lmf":
-        return g, wnlmf.parse(path)
+        return g, wnlmf.parse(path, progress)
     return g, rdf.parse(path, syntax, g, pipeline=fmt if fmt in ("ontolex", "skos") else "auto")
 
 
@@ -95,18 +95,19 @@ def load_file(store: Store, path: Path | str, fmt: str = "auto", graph: str | No
               progress: Callable[[int], None] | None = None) -> LoadReport:
     """Load one source file into its named graph (replacing it) and record it in the catalog.
 
-    ``progress`` is called with the number of triples written, as they are written."""
+    ``progress`` is called with numbers of triples: as they are mapped (WordNet LMF, whose
+    bulk load then reports nothing) or as they are written (RDF files)."""
     path = Path(path).expanduser().resolve()
     start = time.monotonic()
-    g, parsed = parse_file(path, fmt, graph)
+    g, parsed = parse_file(path, fmt, graph, progress)
     try:
         sha = _sha256(path)
         try:
             if parsed.ntriples is not None and parsed.triples > SMALL:
-                n = store.load_ntriples(g, str(parsed.ntriples), progress)
+                n = store.load_ntriples(g, str(parsed.ntriples))
             elif parsed.ntriples is not None:  # small: one transaction replaces the graph
                 spooled = pyoxigraph.parse(path=str(parsed.ntriples), format=pyoxigraph.RdfFormat.N_TRIPLES)
-                n = store.load_graph(g, spooled, progress)
+                n = store.load_graph(g, spooled)
             else:
                 n = store.load_graph(g, parsed.quads, progress)
         except (OSError, SyntaxError, ValueError) as e:

@@ -78,6 +78,11 @@ class Spool:
         if len(self._buf) >= 65536:
             self._flush()
 
+    @property
+    def pending(self) -> int:
+        """Lines written or buffered so far."""
+        return self.count + len(self._buf)
+
     def _flush(self) -> None:
         self.count += len(self._buf)
         self._file.write("".join(self._buf))

@@ -261,7 +261,7 @@ def is_lmf(head: bytes) -> bool:
 def parse(path: Path, progress: Callable[[int], None] | None = None) -> Parsed:
     """Map the whole file to N-Triples in a spool file; nothing is written to a store.
 
-    ``progress`` is called with the number of (uncompressed) bytes read."""
+    ``progress`` is called with the number of triples mapped, as the file is read."""
     spool = Spool()
     try:
         m = _read(path, spool, progress)
@@ -287,13 +287,15 @@ def _read(path: Path, spool: Spool, progress: Callable[[int], None] | None) -> _
     p.EndElementHandler = m.end
     p.CharacterDataHandler = m.chars
     chunk = 1 << 20
+    done = 0
     with open_binary(path) as f:
         try:
             while True:
                 data = f.read(chunk)
                 p.Parse(data, not data)
                 if progress:
-                    progress(len(data))
+                    progress(spool.pending - done)
+                    done = spool.pending
                 if not data:
                     break
         except expat.ExpatError as e:
@@ -309,4 +311,6 @@ def _read(path: Path, spool: Spool, progress: Callable[[int], None] | None) -> _
     if not m.lex_id:
         raise LoadError(f"{path}: no <Lexicon> element: not a WN-LMF lexicon")
     m.resolve()
+    if progress:
+        progress(spool.pending - done)
     return m

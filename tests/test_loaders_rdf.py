@@ -32,7 +32,9 @@ def graph_quads(store: EmbeddedStore, g: str) -> set[tuple[str, str, str]]:
 
 
 def test_skosxl_materialised_nfc_and_match_keys(mem_store: EmbeddedStore) -> None:
-    r = load_file(mem_store, DATA / "skosxl.ttl")
+    seen: list[int] = []
+    r = load_file(mem_store, DATA / "skosxl.ttl", progress=seen.append)
+    assert sum(seen) == r.triples
     assert (r.kind, r.concepts, r.languages) == ("skos", 4, ("de", "en", "he"))
     branch = T + "branch"
     assert objs(mem_store, branch, SKOS.prefLabel) == {Literal("branch", language="en"),

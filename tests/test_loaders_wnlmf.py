@@ -105,7 +105,9 @@ def test_hebrew_reaches_english_through_ili(loaded: EmbeddedStore) -> None:
 
 
 def test_report_and_catalog(mem_store: EmbeddedStore) -> None:
-    r = load_file(mem_store, DATA / "mini-lmf.xml")
+    seen: list[int] = []
+    r = load_file(mem_store, DATA / "mini-lmf.xml", progress=seen.append)
+    assert sum(seen) == r.triples
     assert (r.kind, r.entries, r.senses, r.concepts, r.languages) == ("wn-lmf", 4, 5, 6, ("en",))
     assert r.triples == sum(1 for _ in mem_store.oxigraph.quads_for_pattern(None, None, None, NamedNode(r.graph)))
     subjects = {q.subject for q in mem_store.oxigraph.quads_for_pattern(None, None, None, NamedNode(r.graph))}
