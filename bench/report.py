@@ -42,6 +42,19 @@ class Section:
     commands: list[str] = field(default_factory=list)
     seconds: float = 0.0
     error: str = ""
+    measured: str = ""        # when and by which command line (sections may come from several runs)
+
+    def to_json(self) -> dict[str, object]:
+        d = {f: getattr(self, f) for f in self.__slots__}  # type: ignore[attr-defined]
+        d["targets"] = [{f: getattr(t, f) for f in t.__slots__} for t in self.targets]  # type: ignore[attr-defined]
+        return d
+
+    @classmethod
+    def from_json(cls, d: dict[str, object]) -> Section:
+        targets = [Target(**t) for t in d.pop("targets")]  # type: ignore[arg-type,union-attr]
+        sec = cls(**d)  # type: ignore[arg-type]
+        sec.targets = targets
+        return sec
 
     def say(self, *lines: str) -> None:
         self.lines.extend(lines)
@@ -171,9 +184,11 @@ def write(path: Path, sections: Sequence[Section], argv: Sequence[str], env_line
         "repetitions interleaved (ours, peer, ours, peer, …). Medians with min–max over repetitions;",
         "ratios are ours ÷ peer of the medians, with the range of the per-repetition ratios.",
         "CPU time is user + system of the child process; peak memory is its maximum resident set.",
+        "A run with `--only` replaces those sections and keeps the others from earlier runs: each",
+        "section says when and by which command it was measured.",
         "",
         *env_lines,
-        f"- this report: `{' '.join(argv)}` ({seconds / 60:.1f} min)",
+        f"- last run: `{' '.join(argv)}` ({seconds / 60:.1f} min)",
         "",
         "## Targets",
         "",
@@ -188,6 +203,9 @@ def write(path: Path, sections: Sequence[Section], argv: Sequence[str], env_line
     for s in sections:
         out.append(f"## {s.name}: {s.title}")
         out.append("")
+        if s.measured:
+            out.append(f"Measured {s.measured}.")
+            out.append("")
         if s.scale:
             out.append(f"Scale: {s.scale}. Section time {s.seconds / 60:.1f} min.")
             out.append("")

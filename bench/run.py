@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import json
 import sys
 import time
 import traceback
@@ -66,7 +67,16 @@ def main(argv: list[str] | None = None) -> int:
     out.mkdir(parents=True, exist_ok=True)
     ctx = Ctx(shared=shared, out=out, scale=args.scale, repeat=args.repeat, reuse=args.reuse_stores)
     env_lines = report.environment()
-    sections: list[report.Section] = []
+    # sections of earlier runs (kept when this run has --only)
+    state_file = out / "report-state.json"
+    state: dict[str, dict[str, object]] = {}
+    if state_file.exists():
+        try:
+            state = json.loads(state_file.read_text(encoding="utf-8"))
+        except json.JSONDecodeError:
+            state = {}
+    if not args.only:
+        state = {}
     t0 = time.perf_counter()
     cmdline = ["python -m bench.run", f"--shared {args.shared}", f"--scale {args.scale}",
                f"--repeat {args.repeat}"] + ([f"--only {args.only}"] if args.only else [])
@@ -89,8 +99,11 @@ def main(argv: list[str] | None = None) -> int:
             sec.skip(f"failed: {type(e).__name__}: {first[:300]}",
                      [(w, t) for w, t in mod.TARGETS if not any(x.what == w for x in sec.targets)])
         sec.seconds = time.perf_counter() - ts
-        sections.append(sec)
+        sec.measured = f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())} by `{' '.join(cmdline)}`"
+        state[name] = sec.to_json()
+        state_file.write_text(json.dumps(state, ensure_ascii=False, indent=1), encoding="utf-8")
         # write after every section so that a long run leaves a report behind
+        sections = [report.Section.from_json(dict(state[n])) for n in SECTIONS if n in state]
         report.write(Path(args.report), sections, cmdline, env_lines, time.perf_counter() - t0)
     ctx.log(f"report written to {args.report}")
     return 0

@@ -6,7 +6,7 @@ import json
 
 from .context import Ctx
 from .corpus import wsd_sentences
-from .measure import Run, interleaved, percentile, run_child, worker
+from .measure import Run, Unavailable, interleaved, percentile, run_child, worker
 from .report import Section, Target, fmt_s, runs_table
 
 TITLE = "decide: knowledge-based selection per ambiguous mention (≤ 10 candidates)"
@@ -51,6 +51,9 @@ def run(ctx: Ctx, sec: Section) -> None:
         return [x for o in out for x in o[key]]
 
     ev, kn, fs = pool("evidence"), pool("knowledge"), pool("first_sense")
+    if not kn:
+        raise Unavailable("the annotator found no ambiguous mention with 2–10 candidates in the "
+                          "sentences (is a lexicon loaded?)")
     tot = [a + b for o in out for a, b in zip(o["evidence"], o["knowledge"], strict=True)]
     e2e = pool("decide_per_mention")
     ann = pool("annotate")

@@ -7,7 +7,7 @@ import shutil
 
 from .context import Ctx, need_cli
 from .docstore import build
-from .measure import Run, Stat, interleaved, percentile, run_child, worker
+from .measure import Run, Stat, Unavailable, interleaved, percentile, run_child, worker
 from .report import Section, Target, fmt_s, runs_table
 
 TITLE = "retrieve: ask latency on the indexed corpus vs BM25 (bm25s) and vs rdflib's SPARQL engine"
@@ -49,6 +49,8 @@ def run(ctx: Ctx, sec: Section) -> None:
     max_rdflib = ctx.pick(80, 10_000, 10_000)
     d = run_child(worker("work_peers", "dumpdocs", str(b.store), str(nq), str(max_rdflib)))
     state["dump"] = d.out
+    if not any(r.out["latencies"] for r in runs["kg-rag ask"]):
+        raise Unavailable("no question had a known concept (is a lexicon loaded?)")
     items = json.loads(concepts.read_text(encoding="utf-8"))
     n_q = ctx.pick(5, 30, 30)
     sub = work / "concepts-sub.json"

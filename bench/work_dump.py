@@ -17,11 +17,9 @@ def main(argv: list[str]) -> int:
     store_path, out = argv
     store = pyoxigraph.Store.read_only(store_path)
     counts: dict[str, int] = {}
-    for g in store.named_graphs():
-        n = 0
-        for _ in store.quads_for_pattern(None, None, None, g):
-            n += 1
-        counts[g.value] = n
+    # counted by the engine (iterating millions of quads in Python takes minutes)
+    for sol in store.query("SELECT ?g (COUNT(*) AS ?n) WHERE { GRAPH ?g { ?s ?p ?o } } GROUP BY ?g"):
+        counts[sol["g"].value] = int(sol["n"].value)
     if not counts:
         raise SystemExit(f"{store_path}: no named graph to dump")
     graph = max(counts, key=lambda k: counts[k])
