@@ -204,6 +204,7 @@ def test_catalog_replace_list_drop(mem_store: EmbeddedStore) -> None:
 
 
 @pytest.mark.shared
+@pytest.mark.slow
 def test_unesco(shared_data: Path, mem_store: EmbeddedStore) -> None:
     u = load_file(mem_store, shared_data / "thesauri" / "unesco-thesaurus.ttl")
     assert u.concepts == 4482 and u.languages == ("ar", "en", "es", "fr", "ru")

@@ -119,6 +119,7 @@ def test_report_and_catalog(mem_store: EmbeddedStore) -> None:
 
 
 @pytest.mark.shared
+@pytest.mark.slow
 def test_every_oewn_sense_id_decodes(shared_data: Path) -> None:
     ids: list[str] = []
 
@@ -166,6 +167,7 @@ def _oewn_subset(src: Path, ilis: set[str], out: Path) -> None:
 
 
 @pytest.mark.shared
+@pytest.mark.slow
 def test_gever_reaches_man_and_rooster(shared_data: Path, mem_store: EmbeddedStore, tmp_path: Path) -> None:
     he = load_file(mem_store, shared_data / "wordnet" / "omw-he-2.0.xml.gz")
     assert he.entries == 5374 and he.senses == 6543
