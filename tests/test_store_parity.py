@@ -295,3 +295,20 @@ def test_load_ntriples_broken_file_leaves_no_graph(store: Store, tmp_path: Path)
     with pytest.raises(SyntaxError):
         store.load_ntriples(G1, str(f))
     assert G1 not in store.named_graphs()
+
+
+def test_load_graph_keeps_blank_nodes_across_chunks(store: Store, monkeypatch: pytest.MonkeyPatch) -> None:
+    import kg_rag.store.remote as remote_mod
+
+    monkeypatch.setattr(remote_mod, "CHUNK", 2)     # the remote store sends many requests
+    bn = BlankNode()
+    g = NamedNode(EX + "chunked")
+    quads = [Quad(A, LABEL, Literal(f"v{i}"), g) for i in range(5)]
+    quads[1:1] = [Quad(A, LABEL, bn, g), Quad(bn, LABEL, Literal("one")), Quad(bn, LABEL, Literal("two"))]
+    seen: list[int] = []
+    assert store.load_graph(g, quads, progress=seen.append) == 8
+    assert sum(seen) == 8
+    got = store.construct("construct-graph", bind={"g": g})
+    blanks = {t.subject for t in got if isinstance(t.subject, BlankNode)}
+    assert len(got) == 8 and len(blanks) == 1        # one blank node with both of its triples
+    assert {t.object for t in got if isinstance(t.object, BlankNode)} == blanks

@@ -207,27 +207,36 @@ class RemoteStore(Store):
 
     def load_graph(self, graph: NamedNode, quads: Iterable[Quad],
                    progress: Callable[[int], None] | None = None) -> int:
+        """PUT the first chunk, POST the rest. Blank-node labels are scoped to one request, so
+        every triple with a blank node (or a triple term) goes into one last request together."""
         n = 0
         first = True
         chunk: list[str] = []
+        with_blanks: list[str] = []
 
-        def flush() -> None:
+        def flush(lines: list[str]) -> None:
             nonlocal first
-            body = ("\n".join(chunk) + "\n").encode("utf-8")
+            body = ("\n".join(lines) + "\n").encode("utf-8")
             self._gsp("PUT" if first else "POST", graph, body)
             first = False
-            if progress:
-                progress(len(chunk))
-            chunk.clear()
+            if progress and lines:
+                progress(len(lines))
+            lines.clear()
 
         try:
             for q in quads:
-                chunk.append(f"{q.subject} {q.predicate} {q.object} .")
+                line = f"{q.subject} {q.predicate} {q.object} ."
+                if isinstance(q.subject, BlankNode | Triple) or isinstance(q.object, BlankNode | Triple):
+                    with_blanks.append(line)
+                else:
+                    chunk.append(line)
                 n += 1
                 if len(chunk) >= CHUNK:
-                    flush()
-            if chunk or first:
-                flush()
+                    flush(chunk)
+            if chunk:
+                flush(chunk)
+            if with_blanks or first:
+                flush(with_blanks)
         except BaseException:
             try:
                 self._gsp("DELETE", graph, None)
