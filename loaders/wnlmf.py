@@ -80,7 +80,7 @@ class _Mapper:
         self.text_tag: str | None = None    # Definition / Example being read
         self.text_lang = ""
         self.buf: list[str] = []
-        self.texts: set[tuple[str, str]] = set()   # definitions/examples of the synset so far
+        self.texts: set[tuple[str, str, str]] = set()   # definitions/examples written (per synset)
         # deferred (synset ids are known only after all entries)
         self.sense_synset: list[tuple[str, str]] = []
         self.synset_rels: list[tuple[str, str, str]] = []
@@ -150,7 +150,7 @@ class _Mapper:
             self.form(self.entry, a["writtenForm"], _OTHER, f"form{self.n_forms}")
         elif tag == "Synset":
             self.synset_start(a)
-        elif tag in ("Definition", "Example") and self.concept is not None:
+        elif tag in ("Definition", "Example") and (self.concept or self.sense) is not None:
             self.text_tag = tag
             self.text_lang = lang_tag(a.get("language")) or self.lang
             self.buf = []
@@ -206,10 +206,11 @@ class _Mapper:
     def end(self, tag: str) -> None:
         if self.text_tag == tag:
             text = nfc(" ".join("".join(self.buf).split()))
-            if text and self.concept is not None and (tag, text) not in self.texts:
-                self.texts.add((tag, text))
-                self.add(self.concept, _DEF if tag == "Definition" else _EX,
-                         nt_literal(text, self.text_lang))
+            # on the synset's concept; an Example inside a Sense is the sense's (LMF 1.1+)
+            owner = self.concept or self.sense
+            if text and owner is not None and (owner, tag, text) not in self.texts:
+                self.texts.add((owner, tag, text))
+                self.add(owner, _DEF if tag == "Definition" else _EX, nt_literal(text, self.text_lang))
             self.text_tag = None
         elif tag == "Sense":
             self.sense = None

@@ -38,6 +38,10 @@ def objects(store: EmbeddedStore, s: str, p: NamedNode) -> set[str]:
     return {q.object.value for q in store.oxigraph.quads_for_pattern(NamedNode(s), p, None)}
 
 
+def objs_sense_example(store: EmbeddedStore) -> set[str]:
+    return objects(store, OEWN + "oewn-bank__2.40.00..", SKOS.example)
+
+
 @pytest.fixture
 def loaded(mem_store: EmbeddedStore) -> EmbeddedStore:
     load_file(mem_store, DATA / "mini-lmf.xml")
@@ -87,6 +91,7 @@ def test_senses_rank_key_and_concepts(loaded: EmbeddedStore) -> None:
         == {OEWN + "oewn-09348214-n"}
     assert objects(loaded, s2, NamedNode("https://globalwordnet.github.io/schemas/wn#derivation")) \
         == {OEWN + "oewn-bank__2.40.00.."}
+    assert objs_sense_example(loaded) == {"I bank with the savings bank on the corner"}
     c = ILI + "i85979"
     assert {SKOS.Concept.value, ONTOLEX.LexicalConcept.value} <= objects(
         loaded, c, NamedNode("http://www.w3.org/1999/02/22-rdf-syntax-ns#type"))
