@@ -29,6 +29,10 @@ def base_url() -> Iterator[str]:
         yield url
 
 
+# SPARQL bodies are text
+schemathesis.serializer.alias(["application/sparql-query", "application/sparql-update"],
+                              "text/plain")
+
 # the description the app serves (test_description_is_served_and_complete checks they agree);
 # loaded at import so that each operation becomes its own test
 schema = schemathesis.openapi.from_dict(openapi_document())

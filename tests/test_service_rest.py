@@ -214,4 +214,5 @@ def test_ask_stays_fast_while_endless_sparql_queries_run() -> None:
         for t in attackers:
             t.join(30)
     assert sorted(statuses) == [503] * 4      # 3 stopped at the deadline, 1 refused as busy
-    assert max(took) < 1.5, took
+    took.sort()
+    assert took[len(took) // 2] < 1.0 and took[-1] < 3.0, took  # the deadline is 4 s

@@ -210,25 +210,29 @@ def test_body_limit_while_streaming(live: tuple[httpx.Client, EmbeddedStore]) ->
 def test_deadline_really_stops_the_query(live: tuple[httpx.Client, EmbeddedStore]) -> None:
     c, _ = live
     results: dict[str, object] = {}
+    url = str(c.base_url)
 
     def endless() -> None:
         t0 = time.monotonic()
-        results["r"] = c.get("/sparql", params={"query": CROSS})
+        results["r"] = httpx.get(url + "/sparql", params={"query": CROSS}, timeout=30)
         results["t"] = time.monotonic() - t0
+        results["done"] = time.monotonic()
 
     th = threading.Thread(target=endless)
     th.start()
-    time.sleep(0.3)
-    # while it runs, the service answers other requests quickly
-    t0 = time.monotonic()
-    assert c.get("/sparql", params={"query": "ASK {}"}).status_code == 200
-    assert c.get("/health").status_code == 200
-    assert time.monotonic() - t0 < 1.0
-    th.join(10)
+    try:
+        time.sleep(0.3)
+        # while it runs, the service answers other requests
+        assert c.get("/sparql", params={"query": "ASK {}"}).status_code == 200
+        assert c.get("/health").status_code == 200
+        quick_done = time.monotonic()
+    finally:
+        th.join(15)
+    assert quick_done < results["done"]  # type: ignore[operator]
     r = results["r"]
     assert isinstance(r, httpx.Response) and r.status_code == 503
     assert r.json()["title"] == "query timeout"
-    assert float(results["t"]) < 3.5  # type: ignore[arg-type]
+    assert 1.4 < float(results["t"]) < 5.0  # type: ignore[arg-type]  # deadline 1.5 s
 
 
 def test_updates_need_the_token(live: tuple[httpx.Client, EmbeddedStore]) -> None:

@@ -85,6 +85,15 @@ SCHEMAS: dict[str, Any] = {
 }
 
 
+def _sparql_responses() -> dict[str, Any]:
+    media = ("application/sparql-results+json", "application/sparql-results+xml", "text/csv",
+             "text/tab-separated-values", "text/turtle", "application/n-triples",
+             "application/ld+json", "application/rdf+xml")
+    return {"200": {"description": "results (X-KG-RAG-Truncated: true when rows were left out)",
+                    "content": {m: {"schema": {}} for m in media}},
+            **_problems(400, 403, 406, 413, 500, 503)}
+
+
 @lru_cache(maxsize=1)
 def openapi_document() -> dict[str, Any]:
     bearer: list[dict[str, list[str]]] = [{"bearer": []}]
@@ -149,6 +158,25 @@ def openapi_document() -> dict[str, Any]:
                     "responses": {"201": _json(_obj({"documents": _I, "ids": {
                         "type": "array", "items": _S}}), "indexed"),
                         **_problems(400, 401, 403, 413, 415, 502, 503)}}},
+            "/sparql": {
+                "get": {"operationId": "sparqlQuery",
+                        "summary": "SPARQL 1.1 Protocol query (read-only; see the W3C protocol)",
+                        "parameters": [
+                            {"name": "query", "in": "query", "required": True, "schema": _S},
+                            {"name": "default-graph-uri", "in": "query",
+                             "schema": {"type": "array", "items": _IRI}},
+                            {"name": "named-graph-uri", "in": "query",
+                             "schema": {"type": "array", "items": _IRI}}],
+                        "responses": _sparql_responses()},
+                "post": {"operationId": "sparqlPost",
+                         "summary": "SPARQL 1.1 Protocol query or update by POST",
+                         "requestBody": {"required": True, "content": {
+                             "application/x-www-form-urlencoded": {"schema": _obj(
+                                 {"query": _S, "update": _S})},
+                             "application/sparql-query": {"schema": _S},
+                             "application/sparql-update": {"schema": _S}}},
+                         "responses": {**_sparql_responses(), "204": {"description": "updated"},
+                                       **_problems(401, 415)}}},
             "/documents/{doc_id}": {"delete": {
                 "operationId": "deleteDocument", "security": bearer,
                 "parameters": [{"name": "doc_id", "in": "path", "required": True, "schema": _S}],

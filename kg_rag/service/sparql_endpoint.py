@@ -99,9 +99,11 @@ class SparqlService:
 
     async def _handle(self, request: Request, update_only: bool) -> Response:
         try:
+            allow = "POST" if update_only else "GET, HEAD, POST"
+            if request.method == "OPTIONS":
+                return Response(status_code=204, headers={"Allow": allow})
             if request.method not in ("GET", "POST", "HEAD"):
-                return problem(405, "method not allowed", "use GET or POST",
-                               {"Allow": "GET, POST" if not update_only else "POST"})
+                return problem(405, "method not allowed", f"use {allow}", {"Allow": allow})
             op = await self._operation(request, update_only)
             if op.kind == "update":
                 return await self._run_update(request, op)
@@ -198,7 +200,7 @@ class SparqlService:
         return Response(status_code=204)
 
     def routes(self) -> list[Route]:
-        methods = ["GET", "POST", "HEAD", "PUT", "DELETE", "PATCH"]
+        methods = ["GET", "POST", "HEAD", "PUT", "DELETE", "PATCH", "OPTIONS"]
         return [
             Route("/sparql", self.sparql, methods=methods),
             Route("/sparql/", self.sparql, methods=methods),

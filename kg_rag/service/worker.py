@@ -209,8 +209,11 @@ class RemoteExecutor:
     """Forward queries to a remote SPARQL endpoint with a deadline; cap the rows of the answer."""
 
     def __init__(self, endpoint: str, timeout: float) -> None:
+        import httpx
+
         self.endpoint = endpoint
         self.timeout = timeout
+        self.client = httpx.Client(timeout=timeout)  # one connection pool, shared by threads
 
     def run(self, job: QueryJob) -> QueryAnswer:
         import httpx
@@ -221,9 +224,9 @@ class RemoteExecutor:
         form += [("default-graph-uri", g) for g in job.default_graphs or ()]
         form += [("named-graph-uri", g) for g in job.named_graphs or ()]
         try:
-            resp = httpx.post(self.endpoint, content=_urlencode(form), timeout=self.timeout,
-                              headers={"Accept": accept,
-                                       "Content-Type": "application/x-www-form-urlencoded"})
+            resp = self.client.post(self.endpoint, content=_urlencode(form),
+                                    headers={"Accept": accept,
+                                             "Content-Type": "application/x-www-form-urlencoded"})
         except httpx.TimeoutException:
             raise QueryTimeout(f"the endpoint did not answer within {self.timeout:g} s") from None
         except httpx.HTTPError as e:
