@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
+import rdflib
 from pyoxigraph import NamedNode
 
 from .errors import ConfigError
@@ -22,8 +23,6 @@ from .resources import resource_path
 from .store.render import Values
 
 if TYPE_CHECKING:
-    import rdflib
-
     from .store.base import Store
 
 log = logging.getLogger(__name__)
@@ -41,19 +40,17 @@ class ShapeReport:
     failed: frozenset[str]      # names of the shapes/constraints that failed, e.g. kgrsh:Decision-status
 
 
-def _rdflib() -> Any:
+def _pyshacl() -> Any:
     try:
         import pyshacl
-        import rdflib
     except ImportError:
-        raise ConfigError("SHACL validation needs pyshacl and rdflib: pip install 'kg-rag[dev]'") from None
-    return rdflib, pyshacl
+        raise ConfigError("SHACL validation needs pyshacl: pip install 'kg-rag[dev]'") from None
+    return pyshacl
 
 
 @lru_cache(maxsize=1)
 def shapes_graph() -> rdflib.Graph:
     """ontology/shapes.ttl, parsed once."""
-    rdflib, _ = _rdflib()
     g = rdflib.Graph()
     g.parse(str(resource_path("ontology") / "shapes.ttl"), format="turtle")
     return g
@@ -68,7 +65,6 @@ def kg_rag_graphs(store: Store) -> list[NamedNode]:
 
 def store_data_graph(store: Store) -> rdflib.Graph:
     """kg-rag's graphs of ``store`` merged into one rdflib graph."""
-    rdflib, _ = _rdflib()
     data = rdflib.Graph()
     graphs = kg_rag_graphs(store)
     if graphs:
@@ -86,7 +82,6 @@ def _short(iri: str) -> str:
 
 def _result_names(report: rdflib.Graph, shapes: rdflib.Graph) -> frozenset[str]:
     """A name per failed constraint: its IRI, or ``<node shape IRI>|<path>`` for unnamed ones."""
-    rdflib, _ = _rdflib()
     SH = rdflib.Namespace("http://www.w3.org/ns/shacl#")
     names = set()
     for result in report.subjects(rdflib.RDF.type, SH.ValidationResult):
@@ -117,9 +112,7 @@ def _query_caching_graph(data: rdflib.Graph) -> rdflib.Graph:
     pySHACL runs a SHACL-SPARQL constraint once per focus node with the same text (``$this`` is
     pre-bound); rdflib's parser takes ~0.1 s a query, which would dominate validation.
     """
-    rdflib, _ = _rdflib()
-
-    class CachingGraph(rdflib.Graph):  # type: ignore[misc,name-defined]
+    class CachingGraph(rdflib.Graph):
         def query(self, query_object: Any, *args: Any, **kwargs: Any) -> Any:
             if isinstance(query_object, str) and not kwargs.get("initNs"):
                 query_object = _prepared(query_object)
@@ -133,7 +126,7 @@ def _query_caching_graph(data: rdflib.Graph) -> rdflib.Graph:
 
 def validate_graph(data: rdflib.Graph) -> ShapeReport:
     """Validate one merged data graph against the shapes."""
-    _, pyshacl = _rdflib()
+    pyshacl = _pyshacl()
     shapes = shapes_graph()
     conforms, report, text = pyshacl.validate(_query_caching_graph(data), shacl_graph=shapes,
                                               inplace=True, allow_warnings=False)

@@ -120,7 +120,7 @@ class EmbeddedStore(Store):
         if fmt not in RESULT_FORMATS:
             fmt = "json"
         res_fmt, media = _RESULT_FORMATS[fmt]
-        res.serialize(buf, res_fmt)  # type: ignore[union-attr]
+        res.serialize(buf, res_fmt)
         return buf.getvalue(), media
 
     # --- writes ---------------------------------------------------------------------------

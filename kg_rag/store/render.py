@@ -68,7 +68,7 @@ def quads_block(quads: Iterable[Quad]) -> str:
         line = f"{term(s)} {term(q.predicate)} {term(q.object)} ."
         by_graph.setdefault(key, []).append(line)
     parts = []
-    for g, lines in by_graph.items():
+    for graph_text, lines in by_graph.items():
         body = "\n".join(lines)
-        parts.append(f"GRAPH {g} {{\n{body}\n}}" if g else body)
+        parts.append(f"GRAPH {graph_text} {{\n{body}\n}}" if graph_text else body)
     return "\n".join(parts)
