@@ -9,8 +9,8 @@ Two escaping schemes exist:
 
 * 2025 edition: ``-`` is doubled (``--``) and other characters become named escapes
   (``-apos-`` ``'``, ``-excl-`` ``!``, ``-colon-`` ``:`` …, HTML entity names);
-* 2021–2024 editions: short escapes ``-ap-`` ``-ex-`` ``-cm-`` ``-cn-`` ``-pl-`` ``-sl-`` and a
-  few bracket/dot escapes, with ``-`` itself unescaped.
+* 2021–2024 editions: short escapes ``-ap-`` ``'`` ``-ex-`` ``!`` ``-cm-`` ``,`` ``-cn-`` ``:``
+  ``-pl-`` ``+`` ``-sl-`` ``/`` ``-lb-`` ``(`` ``-rb-`` ``)`` ``-pc-`` ``%``, with ``-`` unescaped.
 
 Decoding scans the lemma left to right, so an escape is never read across another one.
 """
@@ -30,7 +30,7 @@ _NAMED = {
 # 2021–2024 editions
 _SHORT = {
     "ap": "'", "ex": "!", "cm": ",", "cn": ":", "pl": "+", "sl": "/", "lb": "(", "rb": ")",
-    "dt": ".", "ob": "[", "cb": "]", "sp": "_",
+    "pc": "%",
 }
 _NEW = re.compile("--|-(" + "|".join(sorted(_NAMED, key=len, reverse=True)) + ")-")
 _OLD = re.compile("-(" + "|".join(sorted(_SHORT, key=len, reverse=True)) + ")-")
