@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache
 
 import pyoxigraph
 
@@ -27,6 +27,10 @@ from .resources import resource_dir
 
 _HEADER = re.compile(r"^#\s*(purpose|inputs|outputs)\s*:\s*(.*)$", re.I)
 _WHERE = re.compile(r"\bWHERE\s*\{", re.I)
+_FETCHES = re.compile(r"(?<![?$\w:])(LOAD|SERVICE)(?![\w:])", re.I)
+_IRI = re.compile(r'<[^<>"{}|^`\\\x00-\x20]*>')
+_STRING = re.compile(r'"""(?:[^"\\]|\\.|"(?!""))*"""|\'\'\'(?:[^\'\\]|\\.|\'(?!\'\'))*\'\'\''
+                     r'|"(?:[^"\\\n]|\\.)*"|\'(?:[^\'\\\n]|\\.)*\'', re.S)
 _VAR = re.compile(r"[?$]([A-Za-z_][A-Za-z0-9_]*)")
 _PREFIX_LINE = "".join(f"PREFIX {p}: <{iri}>\n" for p, iri in PREFIXES.items())
 
@@ -39,6 +43,7 @@ class Query:
     inputs: frozenset[str]
     outputs: tuple[str, ...]
     is_update: bool
+    values_at: int | None = None   # offset just after the first code ``WHERE {`` (-1: none)
 
     def check_inputs(self, names: set[str] | frozenset[str]) -> None:
         unknown = set(names) - self.inputs
@@ -52,10 +57,39 @@ class Query:
         """The text with a rendered VALUES block inside the first WHERE group."""
         if not block:
             return self.text
-        m = _WHERE.search(self.text)
-        if m is None:
+        at = _values_offset(self.text) if self.values_at is None else self.values_at
+        if at < 0:
             raise QueryError(f"query {self.name} has no WHERE group to bind values into")
-        return self.text[: m.end()] + "\n" + block + "\n" + self.text[m.end() :]
+        return self.text[:at] + "\n" + block + "\n" + self.text[at:]
+
+
+def code_only(text: str) -> str:
+    """``text`` with comments, string literals and IRIs blanked out (same length and offsets),
+    so that keywords are only found where they are SPARQL code."""
+    out: list[str] = []
+    i, n = 0, len(text)
+    while i < n:
+        c = text[i]
+        if c == "#":
+            j = text.find("\n", i)
+            j = n if j < 0 else j
+        elif c in "\"'":
+            m = _STRING.match(text, i)
+            j = m.end() if m else i + 1
+        elif c == "<" and (m := _IRI.match(text, i)) is not None:
+            j = m.end()
+        else:
+            out.append(c)
+            i += 1
+            continue
+        out.append(" " * (j - i))
+        i = j
+    return "".join(out)
+
+
+def _values_offset(text: str) -> int:
+    m = _WHERE.search(code_only(text))
+    return m.end() if m else -1
 
 
 def _parse_header(name: str, raw: str) -> tuple[str, frozenset[str], tuple[str, ...]]:
@@ -77,19 +111,26 @@ def _parse_header(name: str, raw: str) -> tuple[str, frozenset[str], tuple[str, 
 _EMPTY = pyoxigraph.Store()
 
 
-@lru_cache(maxsize=None)
+@cache
 def get(name: str) -> Query:
     """The query ``name`` (file name without extension, e.g. ``select-candidates``)."""
     folder = resource_dir("sparql")
-    for ext, is_update in ((".rq", False), (".ru", True)):
+    for ext in (".rq", ".ru"):
         f = folder.joinpath(name + ext)
         if f.is_file():
             raw = f.read_text(encoding="utf-8")
+            is_update = ext == ".ru"
             break
     else:
         raise QueryError(f"no query file sparql/{name}.rq or .ru is installed")
     purpose, inputs, outputs = _parse_header(name, raw)
     text = _PREFIX_LINE + raw
+    code = code_only(text)
+    fetch = _FETCHES.search(code)
+    if fetch:
+        raise QueryError(f"query file sparql/{name} uses {fetch.group(1).upper()}, which makes the "
+                         f"engine fetch URLs; kg-rag query files must not")
+    m = _WHERE.search(code)
     try:
         if is_update:
             # parse without touching data: run against a throw-away empty store
@@ -98,7 +139,9 @@ def get(name: str) -> Query:
             _EMPTY.query(text)
     except SyntaxError as e:
         raise QueryError(f"query file sparql/{name}{'.ru' if is_update else '.rq'} is broken: {e}") from None
-    return Query(name, text, purpose, inputs, outputs, is_update)
+    except (RuntimeError, OSError):
+        pass  # it parsed; running it on an empty store failed (e.g. DROP GRAPH of no graph)
+    return Query(name, text, purpose, inputs, outputs, is_update, m.end() if m else -1)
 
 
 def names() -> list[str]:

@@ -256,3 +256,54 @@ def test_inputs_are_checked_and_values_need_a_where(query_dir: Path) -> None:
     (query_dir / "ask-nowhere.rq").write_text("# purpose: t\n# inputs: ?x\n# outputs: boolean\nASK { ?x ?p ?o }\n")
     with pytest.raises(QueryError, match="no WHERE group"):
         queries.get("ask-nowhere").with_values("VALUES ?x { <urn:a> }")
+
+
+def test_values_go_after_the_first_where_in_code(query_dir: Path) -> None:
+    (query_dir / "select-tricky.rq").write_text(
+        "# purpose: a comment that says WHERE { is not code\n# inputs: ?o\n# outputs: ?s\n"
+        "SELECT ?s # where {\n"
+        "FROM <urn:kgr-test:g#x> WHERE {\n"
+        "  ?s <urn:kgr-test:p> ?o . FILTER(?o != \"WHERE { \\\" }\" && ?o != 'where{')\n}\n")
+    q = queries.get("select-tricky")
+    text = q.with_values("VALUES ?o { <urn:kgr-test:x> }")
+    assert text.index("VALUES ?o") == text.index("FROM <urn:kgr-test:g#x> WHERE {") + len(
+        "FROM <urn:kgr-test:g#x> WHERE {") + 1
+    s = EmbeddedStore(":memory:")
+    g, p = NamedNode("urn:kgr-test:g#x"), NamedNode("urn:kgr-test:p")
+    s.oxigraph.add(Quad(NamedNode("urn:kgr-test:s"), p, NamedNode("urn:kgr-test:x"), g))
+    s.oxigraph.add(Quad(NamedNode("urn:kgr-test:t"), p, NamedNode("urn:kgr-test:y"), g))
+    rows = s.select("select-tricky", values=Values.column("o", [NamedNode("urn:kgr-test:x")]))
+    assert rows == [{"s": NamedNode("urn:kgr-test:s")}]
+    blanked = queries.code_only('a "x # y" <urn:a#b> # c\nd \'e\'')
+    assert len(blanked) == len('a "x # y" <urn:a#b> # c\nd \'e\'')
+    assert blanked.strip().split() == ["a", "d"]
+
+
+@pytest.mark.parametrize("body", [
+    "SELECT * WHERE { SERVICE <http://127.0.0.1:9/sparql> { ?s ?p ?o } }",
+    "SELECT * WHERE { service <http://127.0.0.1:9/sparql> { ?s ?p ?o } }",
+])
+def test_query_files_may_not_fetch(query_dir: Path, body: str) -> None:
+    (query_dir / "select-fetch.rq").write_text("# purpose: t\n# inputs: none\n# outputs: ?s\n" + body)
+    with pytest.raises(QueryError, match="fetch URLs"):
+        queries.get("select-fetch")
+
+
+def test_update_files_may_not_load(query_dir: Path) -> None:
+    (query_dir / "load.ru").write_text("# purpose: t\n# inputs: none\n# outputs: update\n"
+                                       "LOAD <http://127.0.0.1:9/data.ttl> INTO GRAPH <urn:g>\n")
+    with pytest.raises(QueryError, match="LOAD"):
+        queries.get("load")
+
+
+def test_words_like_load_in_names_and_strings_are_fine(query_dir: Path) -> None:
+    (query_dir / "select-words.rq").write_text(
+        "# purpose: t\n# inputs: ?service\n# outputs: ?load\n"
+        "SELECT ?load WHERE { ?service <urn:load> ?load . FILTER(?load != \"SERVICE\") }\n")
+    assert queries.get("select-words").inputs == {"service"}
+
+
+def test_update_that_fails_on_an_empty_store_still_loads(query_dir: Path) -> None:
+    (query_dir / "drop.ru").write_text("# purpose: t\n# inputs: none\n# outputs: update\n"
+                                       "DROP GRAPH <urn:kgr-test:g>\n")
+    assert queries.get("drop").is_update
