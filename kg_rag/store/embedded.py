@@ -50,8 +50,8 @@ class EmbeddedStore(Store):
                 msg = str(e)
                 if "lock" in msg.lower() or "Resource temporarily unavailable" in msg:
                     raise StoreLockedError(
-                        f"the store at {p} is in use by another kg-rag process; stop it or use "
-                        f"--endpoint to share one store between processes"
+                        f"the store at {p} is in use by another process (or already open in this "
+                        f"one); stop it, or serve the store and use --endpoint to share it"
                     ) from None
                 raise StoreError(f"cannot open the store at {p}: {msg}") from None
 
