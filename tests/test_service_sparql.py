@@ -128,7 +128,7 @@ def test_ask_xml_and_dataset_parameters(live: tuple[httpx.Client, EmbeddedStore]
 @pytest.mark.parametrize("method,kwargs,status", [
     ("GET", {"params": {"query": "SELECT * WHERE {"}}, 400),
     ("GET", {"params": [("query", "ASK {}"), ("query", "ASK {}")]}, 400),
-    ("GET", {"params": {}}, 400),
+    ("GET", {"params": {"query": ""}}, 400),
     ("GET", {"params": {"query": "ASK {}"}, "headers": {"Accept": "text/csv"}}, 406),
     ("GET", {"params": {"query": "ASK {}", "default-graph-uri": "not an iri"}}, 400),
     ("POST", {"content": b"ASK {}", "headers": {"Content-Type": "text/plain"}}, 415),
@@ -342,3 +342,15 @@ def test_result_byte_cap_truncates_visibly() -> None:
     body, truncated = write_triples([Triple(r[0], NamedNode("http://e/p"), big) for r in rows],
                                     "ntriples", 1000, max_bytes=50_000)
     assert truncated and 1 <= body.count(b"\n") < 10
+
+
+def test_service_description(live: tuple[httpx.Client, EmbeddedStore]) -> None:
+    c, _ = live
+    r = c.get("/sparql", headers={"Accept": "text/turtle"})
+    assert r.status_code == 200 and r.headers["content-type"].startswith("text/turtle")
+    triples = list(pyoxigraph.parse(r.content, pyoxigraph.RdfFormat.TURTLE))
+    sd = "http://www.w3.org/ns/sparql-service-description#"
+    langs = {t.object.value for t in triples if t.predicate.value == sd + "supportedLanguage"}
+    assert langs == {sd + "SPARQL11Query", sd + "SPARQL11Update"}  # updates on in this fixture
+    assert any(t.predicate.value == sd + "endpoint" and t.object.value.endswith("/sparql")
+               for t in triples)

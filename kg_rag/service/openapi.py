@@ -162,7 +162,8 @@ def openapi_document() -> dict[str, Any]:
                 "get": {"operationId": "sparqlQuery",
                         "summary": "SPARQL 1.1 Protocol query (read-only; see the W3C protocol)",
                         "parameters": [
-                            {"name": "query", "in": "query", "required": True, "schema": _S},
+                            {"name": "query", "in": "query", "schema": _S,
+                             "description": "without it: the SPARQL Service Description"},
                             {"name": "default-graph-uri", "in": "query",
                              "schema": {"type": "array", "items": _IRI}},
                             {"name": "named-graph-uri", "in": "query",

@@ -36,9 +36,10 @@ from .bodies import (
     require_utf8_charset,
     utf8,
 )
+from .description import service_description
 from .guard import add_using, check_query, check_update
 from .problems import from_error, problem
-from .results import KIND_OF_FORM, negotiate
+from .results import KIND_OF_FORM, negotiate, write_triples
 from .results import media_type as result_media_type
 from .worker import Executor, QueryJob, QueryTimeout
 
@@ -104,6 +105,9 @@ class SparqlService:
                 return Response(status_code=204, headers={"Allow": allow})
             if request.method not in ("GET", "POST", "HEAD"):
                 return problem(405, "method not allowed", f"use {allow}", {"Allow": allow})
+            if (request.method in ("GET", "HEAD") and not update_only
+                    and not {"query", "update"} & set(request.query_params)):
+                return self._description(request)
             op = await self._operation(request, update_only)
             if op.kind == "update":
                 return await self._run_update(request, op)
@@ -141,6 +145,16 @@ class SparqlService:
             return Operation("update", utf8(await read_body(request, limit), "update"), params)
         wanted = f"{FORM} or {UPDATE}" if update_only else f"{FORM}, {QUERY} or {UPDATE}"
         raise UnsupportedMediaType(f"POST a body of type {wanted}, not {mtype or 'no type'}")
+
+    def _description(self, request: Request) -> Response:
+        fmt = negotiate(request.headers.get("accept"), "graph")
+        if fmt is None:
+            raise NotAcceptable("the service description is RDF: accept text/turtle or another "
+                                "RDF format")
+        triples = service_description(_base(request), self.config.allow_updates,
+                                      self.config.max_rows, self.config.query_timeout)
+        body, _ = write_triples(triples, fmt.name, len(triples))
+        return Response(body, media_type=result_media_type(fmt.name), headers={"Vary": "Accept"})
 
     # --- queries ---------------------------------------------------------------------------
     async def _run_query(self, request: Request, op: Operation) -> Response:

@@ -1,0 +1,38 @@
+"""The SPARQL 1.1 Service Description of ``/sparql`` (answered to a GET without a query)."""
+
+from __future__ import annotations
+
+from pyoxigraph import Literal, NamedNode, Triple
+
+from .results import FORMATS
+
+SD = "http://www.w3.org/ns/sparql-service-description#"
+RDF_TYPE = NamedNode("http://www.w3.org/1999/02/22-rdf-syntax-ns#type")
+FORMAT_IRIS = {
+    "json": "http://www.w3.org/ns/formats/SPARQL_Results_JSON",
+    "xml": "http://www.w3.org/ns/formats/SPARQL_Results_XML",
+    "csv": "http://www.w3.org/ns/formats/SPARQL_Results_CSV",
+    "tsv": "http://www.w3.org/ns/formats/SPARQL_Results_TSV",
+    "turtle": "http://www.w3.org/ns/formats/Turtle",
+    "ntriples": "http://www.w3.org/ns/formats/N-Triples",
+    "jsonld": "http://www.w3.org/ns/formats/JSON-LD",
+    "rdfxml": "http://www.w3.org/ns/formats/RDF_XML",
+}
+
+
+def service_description(endpoint: str, updates: bool, max_rows: int, timeout: float) -> list[Triple]:
+    s = NamedNode(endpoint + "#service")
+
+    def sd(local: str) -> NamedNode:
+        return NamedNode(SD + local)
+
+    out = [Triple(s, RDF_TYPE, sd("Service")),
+           Triple(s, sd("endpoint"), NamedNode(endpoint)),
+           Triple(s, sd("supportedLanguage"), sd("SPARQL11Query")),
+           Triple(s, NamedNode("http://www.w3.org/2000/01/rdf-schema#comment"), Literal(
+               f"kg-rag knowledge graph; read-only unless enabled; at most {max_rows} rows and "
+               f"{timeout:g} s per query; SERVICE and LOAD are refused"))]
+    if updates:
+        out.append(Triple(s, sd("supportedLanguage"), sd("SPARQL11Update")))
+    out += [Triple(s, sd("resultFormat"), NamedNode(FORMAT_IRIS[f.name])) for f in FORMATS]
+    return out
