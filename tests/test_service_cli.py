@@ -104,3 +104,55 @@ def test_serve_over_a_remote_store(tmp_path: Path) -> None:
             assert r.status_code == 400
         finally:
             assert _stop(proc) == 0
+
+
+def _children(pid: int) -> set[int]:
+    out: set[int] = set()
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        try:
+            out |= {int(x) for x in (task / "children").read_text().split()}
+        except OSError:
+            continue
+    return out
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state not in ("Z", "X")
+
+
+@pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="needs Linux /proc")
+def test_query_children_die_with_the_service(tmp_path: Path) -> None:
+    """A killed service leaves no endless query running behind it."""
+    import threading
+
+    proc, url, _ = _start(["--store", str(tmp_path / "store")], env={"KG_RAG_QUERY_TIMEOUT": "60"})
+    try:
+        httpx.post(url + "/sparql", data={"query": "ASK {}"})
+        # an endless query on an empty store: a cross product of six VALUES blocks (60^6 rows)
+        q = "SELECT (COUNT(*) AS ?n) WHERE { " + " ".join(
+            f"VALUES ?v{i} {{ {' '.join(str(j) for j in range(60))} }}" for i in range(6)) + " }"
+
+        def endless() -> None:
+            try:
+                httpx.get(url + "/sparql", params={"query": q}, timeout=20)
+            except httpx.HTTPError:
+                pass
+
+        threading.Thread(target=endless, daemon=True).start()
+        deadline = time.monotonic() + 10
+        kids: set[int] = set()
+        while not kids and time.monotonic() < deadline:
+            kids = {k for k in _children(proc.pid) if _alive(k)}
+            time.sleep(0.05)
+        assert kids, "the query child did not start"
+    finally:
+        proc.kill()
+        proc.wait(10)
+    deadline = time.monotonic() + 5
+    while any(_alive(k) for k in kids) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not any(_alive(k) for k in kids)

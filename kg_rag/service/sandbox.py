@@ -104,3 +104,17 @@ def lower_priority(increment: int = 10) -> None:
         os.nice(increment)
     except OSError:
         pass
+
+
+_PR_SET_PDEATHSIG = 1
+
+
+def die_with_parent(parent_pid: int) -> None:
+    """SIGKILL this process when the thread that forked it ends (e.g. the service is killed)."""
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(_PR_SET_PDEATHSIG, 9, 0, 0, 0)
+    except (OSError, AttributeError):
+        pass
+    if os.getppid() != parent_pid:  # the parent died before the line above
+        os._exit(70)

@@ -106,9 +106,11 @@ def _write_all(fd: int, data: bytes) -> None:
         view = view[n:]
 
 
-def _child(store: pyoxigraph.Store, job: QueryJob, w: int) -> None:  # pragma: no cover - child
+def _child(store: pyoxigraph.Store, job: QueryJob, w: int,
+           parent: int) -> None:  # pragma: no cover - child
     code = 0
     try:
+        sandbox.die_with_parent(parent)
         faulthandler.disable()  # a crash here is expected and reported by the parent
         _close_sockets()
         sandbox.deny_network()
@@ -134,6 +136,18 @@ def _child(store: pyoxigraph.Store, job: QueryJob, w: int) -> None:  # pragma: n
         os._exit(code)
 
 
+def _reap(pid: int) -> None:
+    """Kill the child if it still runs and collect it (no zombies, no orphans)."""
+    try:
+        os.kill(pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+    try:
+        os.waitpid(pid, 0)
+    except ChildProcessError:
+        pass
+
+
 class ForkExecutor:
     """Run each query in a forked, killable child of this process (see the module doc)."""
 
@@ -144,15 +158,19 @@ class ForkExecutor:
         self.timeout = timeout
 
     def run(self, job: QueryJob) -> QueryAnswer:
+        parent = os.getpid()
         with self._fork_lock:
             r, w = os.pipe()
             pid = os.fork()
             if pid == 0:  # pragma: no cover - child
                 os.close(r)
-                _child(self.store, job, w)
+                _child(self.store, job, w, parent)
             os.close(w)
         try:
             data = self._collect(pid, r)
+        except BaseException:
+            _reap(pid)
+            raise
         finally:
             os.close(r)
         return self._decode(data, pid, job.fmt)
@@ -165,8 +183,6 @@ class ForkExecutor:
             left = deadline - time.monotonic()
             ready = select.select([r], [], [], max(0.0, left))[0] if left > 0 else []
             if not ready:
-                os.kill(pid, signal.SIGKILL)
-                os.waitpid(pid, 0)
                 raise QueryTimeout(f"the query ran longer than {self.timeout:g} s and was stopped; "
                                    f"narrow it down or add a LIMIT")
             chunk = os.read(r, 1 << 16)
@@ -175,8 +191,6 @@ class ForkExecutor:
             chunks.append(chunk)
             size += len(chunk)
             if size > 2 * MAX_RESULT_BYTES:  # the child caps its output; this is the backstop
-                os.kill(pid, signal.SIGKILL)
-                os.waitpid(pid, 0)
                 raise QueryCrashed("the query's answer grew past the size limit and was stopped")
 
     @staticmethod
