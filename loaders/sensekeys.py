@@ -57,7 +57,7 @@ def decode_sense_id(sense_id: str, lexicon_id: str = "oewn") -> str | None:
     if not sense_id.startswith(prefix):
         return None
     body = sense_id[len(prefix):]
-    lemma, sep, rest = body.partition("__")
+    lemma, sep, rest = body.rpartition("__")  # the part after the lemma never holds "__"
     if not sep or not lemma:
         return None
     # the 2025 scheme doubles every '-'; a lone '-' means the older short escapes

@@ -307,6 +307,8 @@ def _read(path: Path, spool: Spool, progress: Callable[[int], None] | None) -> _
         except KeyError as e:
             raise LoadError(f"{path}:{p.CurrentLineNumber}: a WN-LMF element lacks the required "
                             f"attribute {e}") from None
+        except ValueError as e:
+            raise LoadError(f"{path}:{p.CurrentLineNumber}: {e}") from None
         except (EOFError, gzip.BadGzipFile, zlib.error) as e:
             raise LoadError(f"{path}: truncated or corrupt gzip data ({e}); fetch the file again") from None
     if not m.lex_id:

@@ -144,6 +144,8 @@ def _bad_inputs(tmp: Path) -> dict[str, tuple[Path, str, str]]:
     unknown = _write(tmp / "data.bin", b"\x00\x01\x02 not rdf at all")
     bad_lmf = _write(tmp / "bad.xml", b"<?xml version='1.0'?>\n<LexicalResource>\n<Lexicon id='x' language='en'>\n"
                                       b"<LexicalEntry id='e'><Lemma partOfSpeech='n'/></LexicalEntry>\n</Lexicon></LexicalResource>\n")
+    bad_lang = _write(tmp / "badlang.xml", b"<?xml version='1.0'?>\n<LexicalResource>\n"
+                                           b"<Lexicon id='x' language='en gb'>\n</Lexicon></LexicalResource>\n")
     return {
         "malformed turtle": (malformed, "auto", "broken.ttl:3"),
         "entity bomb": (bomb, "auto", "bomb.rdf:2"),
@@ -154,6 +156,7 @@ def _bad_inputs(tmp: Path) -> dict[str, tuple[Path, str, str]]:
         "unknown format": (unknown, "auto", "data.bin"),
         "unknown format name": (DATA / "skosxl.ttl", "xlsx", "unknown format"),
         "lmf lacking attribute": (bad_lmf, "auto", "bad.xml:4"),
+        "lmf bad language": (bad_lang, "auto", "badlang.xml:3: 'en gb' is not a language tag"),
     }
 
 
