@@ -149,8 +149,10 @@ def _sample_values(emb: EmbeddedStore, name: str) -> Values:
     q = queries.get(name)
     names = sorted(q.inputs)
     unbound = emb.select(name) if name.startswith("select-") else []
+    # kg-rag's own IRIs first (most inputs are documents, annotations, decisions), then the rest
     pool = sorted({t for qd in emb.oxigraph for t in (qd.subject, qd.predicate, qd.object)
-                   if isinstance(t, NamedNode | pyoxigraph.Literal)}, key=str)
+                   if isinstance(t, NamedNode | pyoxigraph.Literal)},
+                  key=lambda t: (not str(t).startswith("<https://w3id.org/kg-rag/id/"), str(t)))
     columns: list[list[object]] = []
     for v in names:
         seen = list(dict.fromkeys(r[v] for r in unbound if v in r and not isinstance(r[v], BlankNode)))
