@@ -312,3 +312,19 @@ def test_load_graph_keeps_blank_nodes_across_chunks(store: Store, monkeypatch: p
     blanks = {t.subject for t in got if isinstance(t.subject, BlankNode)}
     assert len(got) == 8 and len(blanks) == 1        # one blank node with both of its triples
     assert {t.object for t in got if isinstance(t.object, BlankNode)} == blanks
+
+
+@pytest.mark.parametrize("text,fmt", [
+    ("ASK { GRAPH ?g { ?s ?p ?o } }", "csv"), ("ASK { GRAPH ?g { ?s ?p ?o } }", "tsv"),
+    ("ASK { GRAPH ?g { ?s ?p ?o } }", "turtle"), ("SELECT * WHERE { }", "no-such-format"),
+    (CONSTRUCT_ALL, "no-such-format"), (f"DESCRIBE {A}", "ntriples"),
+])
+def test_both_stores_edge_formats(both: tuple[Store, Store], text: str, fmt: str) -> None:
+    emb, rem = both
+    e, r = emb.raw_query(text, fmt), rem.raw_query(text, fmt)
+    assert e[1] == r[1]
+    if e[1] in GRAPH_MEDIA.values():
+        parse_fmt = next(f for f, m in GRAPH_MEDIA.items() if m == e[1])
+        assert set(pyoxigraph.parse(e[0], PARSE[parse_fmt])) == set(pyoxigraph.parse(r[0], PARSE[parse_fmt]))
+    else:
+        assert e[0] == r[0]
