@@ -328,3 +328,10 @@ def test_both_stores_edge_formats(both: tuple[Store, Store], text: str, fmt: str
         assert set(pyoxigraph.parse(e[0], PARSE[parse_fmt])) == set(pyoxigraph.parse(r[0], PARSE[parse_fmt]))
     else:
         assert e[0] == r[0]
+
+
+def test_bind_and_values_may_not_overlap(store: Store) -> None:
+    with pytest.raises(QueryError, match="both in bind= and in values="):
+        store.select("select-subjects-by-literal", bind={"o": PLAIN}, values=Values.column("o", [PLAIN]))
+    with pytest.raises(QueryError, match="twice"):
+        store.select("select-subjects-by-literal", values=Values(("o", "o"), [(PLAIN, PLAIN)]))

@@ -75,6 +75,11 @@ class Store(ABC):
         if q.is_update != update:
             raise QueryError(f"{name} is {'an update' if q.is_update else 'a query'}")
         q.check_inputs(set(bind or {}) | set(values.variables if values else ()))
+        both = set(bind or {}) & set(values.variables if values else ())
+        if both:
+            raise QueryError(f"{name}: {sorted(both)} given both in bind= and in values=; use one")
+        if values is not None and len(set(values.variables)) != len(values.variables):
+            raise QueryError(f"{name}: a variable appears twice in values=")
         for value in (bind or {}).values():
             term(value)  # same refusal on both stores: only NamedNode/Literal can be bound
         return q
