@@ -98,3 +98,29 @@ def test_failing_update_on_disk_store_writes_nothing(tmp_path: Path) -> None:
                          + " ; DROP GRAPH <urn:kgr-test:never-created>")
     assert s.named_graphs() == [G]
     assert s.ask("ask-statement", bind={"o": Literal("old"), "g": G})
+
+
+def test_bulk_load_path_replaces_the_graph(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import kg_rag.store.embedded as embedded_mod
+
+    monkeypatch.setattr(embedded_mod, "BULK_THRESHOLD", 3)   # take the bulk_extend path
+    s = EmbeddedStore(tmp_path / "store")
+    s.load_graph(G, [Quad(G, P, Literal(f"old{i}")) for i in range(10)])
+    seen: list[int] = []
+    assert s.load_graph(G, [Quad(G, P, Literal(f"new{i}")) for i in range(7)], progress=seen.append) == 7
+    assert sum(seen) == 7
+    got = {t.object.value for t in s.construct("construct-graph", bind={"g": G})}
+    assert got == {f"new{i}" for i in range(7)}
+
+
+def test_failed_load_removes_the_partial_graph(monkeypatch: pytest.MonkeyPatch) -> None:
+    s = EmbeddedStore(":memory:")
+    s.load_graph(G, [Quad(G, P, Literal("old"))])
+
+    def broken() -> object:
+        yield Quad(G, P, Literal("new"))
+        raise SyntaxError("the source broke half way")
+
+    with pytest.raises(SyntaxError):
+        s.load_graph(G, broken())  # type: ignore[arg-type]
+    assert G not in s.named_graphs()

@@ -335,3 +335,19 @@ def test_bind_and_values_may_not_overlap(store: Store) -> None:
         store.select("select-subjects-by-literal", bind={"o": PLAIN}, values=Values.column("o", [PLAIN]))
     with pytest.raises(QueryError, match="twice"):
         store.select("select-subjects-by-literal", values=Values(("o", "o"), [(PLAIN, PLAIN)]))
+
+
+def test_load_graph_from_a_failing_source_drops_the_graph(store: Store,
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    import kg_rag.store.remote as remote_mod
+
+    monkeypatch.setattr(remote_mod, "CHUNK", 2)     # the remote store has sent a PUT already
+
+    def source() -> Iterator[Quad]:
+        for i in range(3):
+            yield Quad(A, LABEL, Literal(f"n{i}"))
+        raise SyntaxError("the source broke half way")
+
+    with pytest.raises(SyntaxError):
+        store.load_graph(G1, source())
+    assert store.named_graphs() == [G2]

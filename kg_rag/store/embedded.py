@@ -141,9 +141,10 @@ class EmbeddedStore(Store):
     def load_graph(self, graph: NamedNode, quads: Iterable[Quad],
                    progress: Callable[[int], None] | None = None) -> int:
         batch: list[Quad] = []
-        for q in quads:
-            batch.append(Quad(q.subject, q.predicate, q.object, graph))
         try:
+            # a source that fails half way drops the graph, as the remote store does
+            for q in quads:
+                batch.append(Quad(q.subject, q.predicate, q.object, graph))
             if len(batch) <= BULK_THRESHOLD:
                 # drop, then one transaction for the new quads (readers may briefly see the
                 # graph empty; on failure it is dropped below)
