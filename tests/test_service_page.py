@@ -48,3 +48,12 @@ def test_highlighting() -> None:
     out = highlighted("a<b>c", [(1, 4, "https://e/x?a=1&b=2")])
     assert out == ('a<mark><a href="/explain?iri=https%3A%2F%2Fe%2Fx%3Fa%3D1%26b%3D2" '
                    'title="https://e/x?a=1&amp;b=2">&lt;b&gt;</a></mark>c')
+
+
+def test_unresolved_decision_says_so() -> None:
+    a = _answer("no sense fits")
+    a["mentions"][0]["chosen"] = None
+    a["mentions"][0]["reason"] = "the model chose an id outside the candidates"
+    html = answer_page("q", "he", "llm", a, {"mentions": []}, {}, {})
+    assert "left undecided by <b>llm</b>" in html and "chosen by" not in html
+    assert 'class="chosen"' not in html and "outside the candidates" in html

@@ -134,7 +134,8 @@ def mention_block(m: dict[str, Any], dec: dict[str, Any] | None, labels: dict[st
     sel = m.get("selector")
     who = ""
     if sel:
-        who = (f'<p>chosen by <b>{esc(sel.get("name"))}</b> selector v{esc(sel.get("version"))}'
+        verb = "chosen by" if chosen else "left undecided by"
+        who = (f'<p>{verb} <b>{esc(sel.get("name"))}</b> selector v{esc(sel.get("version"))}'
                + (f', model <b>{esc(sel["model"])}</b>' if sel.get("model") else "")
                + (f', confidence {float(m["confidence"]):.2f}' if m.get("confidence") is not None
                   else "")
