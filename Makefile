@@ -35,6 +35,10 @@ browser-deps:
 	  else echo "chromium missing and not root: the browser test will skip"; fi; \
 	fi
 
+## make conformance: the W3C SPARQL 1.1 Protocol tests against the live service (needs ../shared)
+conformance: $(VENV)/.installed
+	$(PY) -m pytest tests/test_w3c_protocol.py
+
 lint: $(VENV)/.installed
 	$(VENV)/bin/ruff check kg_rag loaders tests bench
 
