@@ -119,7 +119,7 @@ def _child(store: pyoxigraph.Store, job: QueryJob, w: int,
         head: dict[str, object]
         try:
             ans = evaluate(store, job)
-            head = {"ok": True, "truncated": ans.truncated}
+            head = {"ok": True, "truncated": ans.truncated, "length": len(ans.body)}
             body = ans.body
         except SyntaxError as e:
             head, body = {"ok": False, "kind": "syntax", "message": str(e)}, b""
@@ -179,9 +179,11 @@ class ForkExecutor:
         deadline = time.monotonic() + self.timeout
         chunks: list[bytes] = []
         size = 0
+        poller = select.poll()  # not select(): descriptors above 1023 are normal in a server
+        poller.register(r, select.POLLIN | select.POLLHUP | select.POLLERR)
         while True:
             left = deadline - time.monotonic()
-            ready = select.select([r], [], [], max(0.0, left))[0] if left > 0 else []
+            ready = poller.poll(max(1, int(left * 1000))) if left > 0 else []
             if not ready:
                 raise QueryTimeout(f"the query ran longer than {self.timeout:g} s and was stopped; "
                                    f"narrow it down or add a LIMIT")
@@ -208,6 +210,8 @@ class ForkExecutor:
             raise QueryCrashed(f"the query crashed the engine ({how}); it was stopped, the "
                                f"service is fine — simplify the query")
         if head.get("ok"):
+            if head.get("length") != len(body) or status != 0:
+                raise QueryCrashed("the query's worker died while sending the answer; retry")
             return QueryAnswer(body, fmt, bool(head.get("truncated")))
         kind, message = head.get("kind"), " ".join(str(head.get("message", "")).split())
         if kind == "syntax":
