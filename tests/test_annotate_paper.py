@@ -116,7 +116,7 @@ def test_english_lemma_and_thesaurus_label(ann: Annotator) -> None:
     m = only(ms, "branches")
     assert concepts(m) == {"branch"}
     c = m.candidates[0]
-    assert (c.matched_by, c.sense_key, c.ili, c.pos, c.lemma) == ("lemma", "branch%1:20:00::", "i1002", "noun", "branch")
+    assert (c.matched_by, c.sense_key, c.ili, c.pos, c.lemma) == ("lemma", "branch%1:20:00::", None, "noun", "branch")
     fruit = only(ms, "fruits").candidates[0]
     assert fruit.sense is None and fruit.entry is None and fruit.lemma == "fruit"  # label match
     assert not any(x.text.lower() == "the" for x in ms)
@@ -127,6 +127,7 @@ def test_concept_reached_by_a_sense_is_not_repeated_as_a_label_match(ann: Annota
     assert all(c.sense is not None for c in m.candidates)
     # by entry, then sense rank, then IRI
     assert [(c.entry.rsplit("/", 1)[1], c.rank) for c in m.candidates] == [("bank-n", 1), ("bank-n", 2), ("bank-v", 1)]
+    assert [c.ili for c in m.candidates] == ["i85041", None, None]
     nouns = only(ann.annotate("a bank", "en", pos="NOUN"), "bank")
     assert {c.pos for c in nouns.candidates} == {"noun"}
     with pytest.raises(InputError):

@@ -41,7 +41,7 @@ from .tokenize import WORD, Normalised, normalise
 log = logging.getLogger(__name__)
 
 MAX_PHRASE_WORDS = 8
-_CACHE_LIMIT = 200_000
+_CACHE_LIMIT = 100_000      # per cache: distinct words, owners, matched-key sets (cleared when full)
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,6 +75,7 @@ class Annotator:
         self._lexicon = lexicon
         self._words: dict[tuple[str, str], _WordInfo] = {}
         self._readings: dict[tuple[str, str], tuple[Reading, ...]] = {}
+        self._cands: dict[tuple[str, str | None, tuple[tuple[int, str], ...]], tuple[Candidate, ...]] = {}
 
     @property
     def lexicon(self) -> Lexicon:
@@ -98,27 +99,41 @@ class Annotator:
         chosen = _choose(spans)
         if not chosen:
             return []
-        readings = self._resolve(chosen, code)
-        lex = self.lexicon
+        # candidates depend only on (language, POS filter, matched keys with how): cached
+        keyed = [(sp, (code, pos_name, tuple(sorted(sp.matches.items())))) for sp in chosen]
+        todo = [sp for sp, k in keyed if k not in self._cands]
+        if todo:
+            readings = self._resolve(todo, code)
+            if len(self._cands) >= _CACHE_LIMIT:
+                self._cands.clear()
+            for sp, k in keyed:
+                if k not in self._cands:
+                    self._cands[k] = self._candidates(sp, code, pos_name, readings)
         mentions = []
-        for sp in chosen:
-            cands: dict[tuple[str | None, str], Candidate] = {}
-            for kid, how in sorted(sp.matches.items(), key=lambda kv: (how_rank(kv[1]), kv[0])):
-                for tid in lex.owners(kid):
-                    for r in readings.get(lex.targets[tid], ()):
-                        if pos_name is not None and r.pos is not None and r.pos != pos_name:
-                            continue
-                        cands.setdefault((r.sense, r.concept), r.candidate(code, how, lex.keys[kid]))
-            if not cands:
+        for sp, k in keyed:
+            final = self._cands[k]
+            if not final:
                 continue
-            by_sense = {c.concept for c in cands.values() if c.sense is not None}
-            final = sorted((c for c in cands.values() if c.sense is not None or c.concept not in by_sense),
-                           key=sort_key)
             s, e = n.orig_start(sp.start), n.orig_end(sp.end)
             mentions.append(Mention(start=s, end=e, text=text[s:e], lang=code,
-                                    candidates=tuple(final), fixed_phrase=sp.fixed))
+                                    candidates=final, fixed_phrase=sp.fixed))
         mentions.sort(key=lambda m: (m.start, -m.end))
         return mentions
+
+    def _candidates(self, sp: _Span, lang: str, pos_name: str | None,
+                    readings: dict[str, tuple[Reading, ...]]) -> tuple[Candidate, ...]:
+        lex = self.lexicon
+        cands: dict[tuple[str | None, str], Candidate] = {}
+        for kid, how in sorted(sp.matches.items(), key=lambda kv: (how_rank(kv[1]), kv[0])):
+            for tid in lex.owners(kid):
+                for r in readings.get(lex.targets[tid], ()):
+                    if pos_name is not None and r.pos is not None and r.pos != pos_name:
+                        continue
+                    cands.setdefault((r.sense, r.concept), r.candidate(lang, how, lex.keys[kid]))
+        # a concept reached through a dictionary sense is not repeated as a bare label match
+        by_sense = {c.concept for c in cands.values() if c.sense is not None}
+        return tuple(sorted((c for c in cands.values() if c.sense is not None or c.concept not in by_sense),
+                            key=sort_key))
 
     def candidates_for_lemma(self, lemma: str, lang: str, pos: str | None = None) -> tuple[Candidate, ...]:
         """The dictionary senses of ``lemma`` in the lexicons of ``lang`` (one query)."""

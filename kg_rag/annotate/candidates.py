@@ -91,7 +91,7 @@ def _reading(row: Row, entry: str | None) -> Reading:
         lemma=row["lemma"].value if "lemma" in row else "",
         rank=_int(row.get("rank")),
         sense_key=row["senseKey"].value if "senseKey" in row else None,
-        ili=row["ili"].value if "ili" in row else _ili_of(row["concept"].value),
+        ili=_ili_of(row["concept"].value),
         pos=_pos_name(row.get("pos")),
     )
 
