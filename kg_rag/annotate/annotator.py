@@ -50,7 +50,8 @@ class _WordInfo:
 
     matches: tuple[tuple[int, str], ...]
     forms: tuple[tuple[str, str], ...]
-    starts_phrase: bool
+    phrase_forms: tuple[tuple[str, str], ...]   # forms that begin some multiword key
+    analysed: bool                               # has forms other than the surface
 
 
 @dataclass(slots=True)
@@ -163,8 +164,8 @@ class Annotator:
                        for kid in lex.word(lang, form)]
         if not forms:  # a stop word: only its surface may take part in a phrase
             forms = ((word, "surface"),)
-        starts = lex.has_phrases(lang) and any(lex.phrase_prefix(lang, f + " ") for f, _ in forms)
-        info = _WordInfo(tuple(matches), forms, starts)
+        starts = tuple((f, how) for f, how in forms if lex.phrase_prefix(lang, f + " "))
+        info = _WordInfo(tuple(matches), forms, starts, len(forms) > 1)
         if len(self._words) >= _CACHE_LIMIT:
             self._words.clear()
         self._words[ck] = info
@@ -196,9 +197,12 @@ class Annotator:
             sp = span(hit.start, hit.end, nwords)
             sp.add(hit.kid, "mwe" if nwords > 1 else "surface")
             sp.fixed = sp.fixed or nwords > 1
-        # phrases through analyses of consecutive words
-        for i, info in enumerate(infos):
-            if info.starts_phrase:
+        # phrases through analyses of consecutive words: only where an analysed word is in reach
+        next_analysed = len(infos)
+        for i in range(len(infos) - 1, -1, -1):
+            if infos[i].analysed:
+                next_analysed = i
+            if infos[i].phrase_forms and next_analysed - i < MAX_PHRASE_WORDS:
                 self._phrases_from(i, words, infos, scan, lang, span)
         return list(spans.values())
 
@@ -206,7 +210,7 @@ class Annotator:
                       scan: str, lang: str, span: Callable[[int, int, int], _Span]) -> None:
         lex = self.lexicon
         # partial phrases: (joined forms, used an analysis other than the surface?, how)
-        frontier = [(f, how != "surface", how) for f, how in infos[i].forms]
+        frontier = [(f, how != "surface", how) for f, how in infos[i].phrase_forms]
         j = i
         while frontier and j + 1 < len(words) and j - i + 1 < MAX_PHRASE_WORDS:
             if scan[words[j][1] : words[j + 1][0]] != " ":
@@ -214,7 +218,7 @@ class Annotator:
             j += 1
             nxt = []
             for joined, analysed, how in frontier:
-                if not lex.phrase_prefix(lang, joined + " "):
+                if j > i + 1 and not lex.phrase_prefix(lang, joined + " "):
                     continue
                 for f, h in infos[j].forms:
                     cand = joined + " " + f

@@ -129,6 +129,7 @@ class Lexicon:
                 idx.automaton = a
                 idx.n_phrases = len(forms)
         del per_lang
+        self._idx_cache: dict[str, list[_LangIndex]] = {}
         self.build_seconds = time.perf_counter() - t0
         log.info("lexicon: %d keys, %d owners, %d languages in %.2fs", len(self.keys),
                  len(self.targets), len(self._langs), self.build_seconds)
@@ -163,6 +164,9 @@ class Lexicon:
         return len(self.keys)
 
     def _indexes(self, lang: str) -> list[_LangIndex]:
+        cached = self._idx_cache.get(lang)
+        if cached is not None:
+            return cached
         out = []
         idx = self._langs.get(lang)
         if idx is not None:
@@ -171,6 +175,7 @@ class Lexicon:
             untagged = self._langs.get("")
             if untagged is not None:
                 out.append(untagged)
+        self._idx_cache[lang] = out
         return out
 
     def word(self, lang: str, form: str) -> list[int]:
@@ -192,8 +197,10 @@ class Lexicon:
     def phrase_prefix(self, lang: str, prefix: str) -> bool:
         """Is ``" " + prefix`` the start of some multiword key's scan form?"""
         probe = " " + prefix
-        return any(idx.automaton is not None and idx.automaton.match(probe)
-                   for idx in self._indexes(lang))
+        for idx in self._indexes(lang):
+            if idx.automaton is not None and idx.automaton.match(probe):
+                return True
+        return False
 
     def scan(self, lang: str, scan_text: str, norm: str) -> Iterator[Hit]:
         """Every multiword/punctuated key in ``scan_text`` (a :class:`Normalised` ``.scan``),
