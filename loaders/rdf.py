@@ -133,7 +133,7 @@ def _normalise(quads: list[Quad], graph: NamedNode) -> list[Quad]:
 def parse(path: Path, syntax: str, graph: NamedNode, pipeline: str = "auto") -> Parsed:
     """Parse, normalise and materialise a whole RDF file into quads of ``graph``."""
     data = read_all(path)
-    if syntax == "rdfxml" or data.lstrip()[:5] == b"<?xml":
+    if syntax == "rdfxml" or data[:1024].lstrip().startswith(b"<?xml"):
         check_xml(path, data)
     quads = _normalise(_parse_quads(path, data, syntax), graph)
     del data
