@@ -73,8 +73,8 @@ def drop_source(store: Store, graph: str) -> None:
     """Remove a source: its named graph and its catalog record, in one update."""
     g = NamedNode(graph)
     record = _current(store, g)
-    if not record and g not in store.named_graphs():
-        raise NotFoundError(f"no loaded source {graph}; `kg-rag sources` lists them")
+    if not record:  # documents, decisions and the catalog itself are not sources
+        raise NotFoundError(f"no loaded source {graph} in the catalog; `kg-rag sources` lists them")
     store.apply(Change(drop_graphs=[g], delete=record))
     log.info("dropped source %s", graph)
 

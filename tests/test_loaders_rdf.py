@@ -204,6 +204,11 @@ def test_catalog_replace_list_drop(mem_store: EmbeddedStore) -> None:
     assert [r.graph for r in list_sources(mem_store)] == ["https://w3id.org/kg-rag/id/source/dictionary"]
     with pytest.raises(NotFoundError):
         drop_source(mem_store, a.graph)
+    for not_a_source in (CATALOG_GRAPH.value, "https://w3id.org/kg-rag/id/graph/decisions"):
+        before = set(mem_store.oxigraph)
+        with pytest.raises(NotFoundError):
+            drop_source(mem_store, not_a_source)
+        assert set(mem_store.oxigraph) == before
 
 
 @pytest.mark.shared
