@@ -24,6 +24,7 @@ from pyoxigraph import NamedNode
 
 from kg_rag.catalog import SourceRecord, drop_source, list_sources, now, write_record
 from kg_rag.errors import LoadError, StoreError
+from kg_rag.namespaces import ID
 from kg_rag.store import Store
 
 from . import rdf, wnlmf
@@ -34,6 +35,8 @@ log = logging.getLogger(__name__)
 
 #: sources up to this many triples are written in one transaction; larger ones are bulk-loaded
 SMALL = 200_000
+#: graphs kg-rag writes itself; a source may not be loaded into them
+_RESERVED = tuple(f"{ID}{part}/" for part in ("graph", "doc", "question", "decision", "ann"))
 #: what ``--format`` accepts
 FORMATS = ("auto", "turtle", "rdfxml", "ntriples", "nquads", "trig", "jsonld", "wn-lmf",
            "ontolex", "skos")
@@ -84,8 +87,14 @@ def parse_file(path: Path, fmt: str = "auto", graph: str | None = None,
     """Parse and map ``path`` completely (nothing written)."""
     if not path.is_file():
         raise LoadError(f"{path}: no such file")
+    if graph is not None and graph.startswith(_RESERVED):
+        raise LoadError(f"{path}: the graph {graph} belongs to kg-rag (catalog, decisions, "
+                        f"documents); choose another --graph")
     syntax = detect_format(path, fmt)
-    g = NamedNode(graph or source_graph_iri(path))
+    try:
+        g = NamedNode(graph or source_graph_iri(path))
+    except ValueError:
+        raise LoadError(f"{path}: --graph {graph!r} is not an absolute IRI") from None
     if syntax == "wn-lmf":
         return g, wnlmf.parse(path, progress)
     return g, rdf.parse(path, syntax, g, pipeline=fmt if fmt in ("ontolex", "skos") else "auto")

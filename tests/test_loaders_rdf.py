@@ -156,6 +156,8 @@ def _bad_inputs(tmp: Path) -> dict[str, tuple[Path, str, str]]:
         "unknown format": (unknown, "auto", "data.bin"),
         "unknown format name": (DATA / "skosxl.ttl", "xlsx", "unknown format"),
         "lmf lacking attribute": (bad_lmf, "auto", "bad.xml:4"),
+        "reserved graph": (DATA / "skosxl.ttl", "auto:https://w3id.org/kg-rag/id/graph/decisions", "belongs to kg-rag"),
+        "relative graph": (DATA / "skosxl.ttl", "auto:relative/graph", "not an absolute IRI"),
         "lmf bad language": (bad_lang, "auto", "badlang.xml:3: 'en gb' is not a language tag"),
     }
 
@@ -168,8 +170,9 @@ def test_bad_input_leaves_store_unchanged(tmp_path: Path, prefilled: bool) -> No
         load_file(store, DATA / "mini-lmf.xml")
     for name, (path, fmt, expected) in _bad_inputs(tmp_path).items():
         before = set(store.oxigraph)
+        fmt, _, graph = fmt.partition(":")
         with pytest.raises(LoadError) as err:
-            load_file(store, path, fmt=fmt)
+            load_file(store, path, fmt=fmt, graph=graph or None)
         msg = str(err.value)
         assert "\n" not in msg and expected in msg, (name, msg)
         assert set(store.oxigraph) == before, name
