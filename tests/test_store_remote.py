@@ -245,3 +245,18 @@ def test_real_server_endpoints(oxigraph_url: str) -> None:
     assert s.ask("ask-statement", bind={"o": Literal("gsp"), "g": g})
     s.drop_graph(g)
     assert g not in s.named_graphs()
+
+
+@pytest.mark.parametrize("comment", ["# Adding the kind here made it slower", "# DROP nothing",
+                                     "# CONSTRUCT-like words: Describe, ask, load"])
+def test_comments_do_not_change_the_request_form(oxigraph_url: str, comment: str) -> None:
+    """SPARQLWrapper guesses query vs update from the first keyword-like word, comments included."""
+    s = RemoteStore(oxigraph_url, timeout=10)
+    g = NamedNode("urn:kgr-test:comments")
+    s.execute_update(f"{comment}\n# SELECT is not what this is\n"
+                     f"INSERT DATA {{ GRAPH {g} {{ {g} {g} \"x\" }} }}")
+    body, media = s.raw_query(f"{comment}\nSELECT ?o WHERE {{ GRAPH {g} {{ ?s ?p ?o }} }}", "json")
+    assert media == "application/sparql-results+json" and b'"x"' in body
+    body, media = s.raw_query(f"{comment}\nCONSTRUCT WHERE {{ GRAPH {g} {{ ?s ?p ?o }} }}", "ntriples")
+    assert media == "application/n-triples" and b'"x"' in body
+    s.drop_graph(g)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import http.client
 import json
 import logging
+import re
 import urllib.error
 import urllib.parse
 import urllib.request
@@ -44,6 +45,15 @@ def _derive(endpoint: str, last: str) -> str:
     if endpoint.rstrip("/").endswith("/query"):
         return endpoint.rstrip("/")[: -len("query")] + last
     return endpoint
+
+
+_READ_FORM = re.compile(r"\b(SELECT|ASK|CONSTRUCT|DESCRIBE)\b", re.I)
+
+
+def _read_form(text: str) -> str:
+    """The form of a read query, from its code (not its comments, strings or IRIs)."""
+    m = _READ_FORM.search(queries.code_only(text))
+    return m.group(1).upper() if m else "SELECT"
 
 
 def term_from_json(b: dict[str, Any]) -> Any:
@@ -95,6 +105,9 @@ class RemoteStore(Store):
         """
         w = self._wrapper(self.endpoint)
         w.setQuery(text)
+        # SPARQLWrapper guesses the form from the first keyword-like word, comments included
+        # (a comment saying "Adding ..." made it send a SELECT as an ADD update): decide here
+        w.queryType = _read_form(text)
         # only to keep SPARQLWrapper quiet; the Accept header below is what is sent
         w.setReturnFormat(TURTLE if w.queryType in ("CONSTRUCT", "DESCRIBE") else JSON)
         w.addCustomHttpHeader("Accept", accept)
@@ -171,6 +184,7 @@ class RemoteStore(Store):
     def execute_update(self, text: str) -> None:
         w = self._wrapper(self.update_endpoint)
         w.setQuery(text)
+        w.queryType = "INSERT"   # always sent as an update (form field update=), whatever it says
         try:
             result = w.query()
             status = result.response.getcode()
