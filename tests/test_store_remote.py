@@ -257,6 +257,7 @@ def test_comments_do_not_change_the_request_form(oxigraph_url: str, comment: str
                      f"INSERT DATA {{ GRAPH {g} {{ {g} {g} \"x\" }} }}")
     body, media = s.raw_query(f"{comment}\nSELECT ?o WHERE {{ GRAPH {g} {{ ?s ?p ?o }} }}", "json")
     assert media == "application/sparql-results+json" and b'"x"' in body
-    body, media = s.raw_query(f"{comment}\nCONSTRUCT WHERE {{ GRAPH {g} {{ ?s ?p ?o }} }}", "ntriples")
+    body, media = s.raw_query(f"{comment}\nCONSTRUCT {{ ?s ?p ?o }} WHERE {{ GRAPH {g} {{ ?s ?p ?o }} }}",
+                              "ntriples")
     assert media == "application/n-triples" and b'"x"' in body
     s.drop_graph(g)
