@@ -36,14 +36,17 @@ MODES: dict[str, tuple[int, str, bytes]] = {
 }
 
 
+REQUESTS: list[tuple[str, str, str, bytes]] = []   # method, path, Accept, body
+
+
 class _Handler(BaseHTTPRequestHandler):
     def log_message(self, *args: object) -> None:  # quiet
         pass
 
     def _answer(self) -> None:
         length = int(self.headers.get("Content-Length") or 0)
-        if length:
-            self.rfile.read(length)
+        REQUESTS.append((self.command, self.path, self.headers.get("Accept") or "",
+                         self.rfile.read(length) if length else b""))
         mode = self.path.strip("/").split("/")[0]
         if mode == "slow":
             time.sleep(4)
@@ -261,3 +264,17 @@ def test_comments_do_not_change_the_request_form(oxigraph_url: str, comment: str
                               "ntriples")
     assert media == "application/n-triples" and b'"x"' in body
     s.drop_graph(g)
+
+
+def test_requests_use_content_negotiation_only(bad_server: str) -> None:
+    REQUESTS.clear()
+    s = _store(bad_server, "ok")
+    s.select("select-graph-names")
+    with pytest.raises(StoreError):
+        s.raw_query("SELECT * WHERE { ?s ?p ?o }", "csv")
+    (m1, _, accept1, body1), (m2, _, accept2, body2) = REQUESTS
+    assert m1 == m2 == "POST"
+    assert accept1 == "application/sparql-results+json"
+    assert accept2 == "text/csv, text/turtle;q=0.1"
+    for body in (body1, body2):
+        assert body.startswith(b"query=") and b"format=" not in body and b"output=" not in body

@@ -94,6 +94,7 @@ class RemoteStore(Store):
         w = SPARQLWrapper(url)
         w.setTimeout(max(1, int(round(self.timeout))))
         w.setMethod(POST)
+        w.setOnlyConneg(True)   # no format=/output= parameters: they override Accept on some stores
         return w
 
     def _request(self, text: str, accept: str,
