@@ -34,9 +34,10 @@ def big_store() -> EmbeddedStore:
     store = EmbeddedStore(":memory:")
     store.oxigraph.load(input="".join(lines), format=RdfFormat.N_QUADS)
     # one real reading, to see a match resolved through the big lexicon
-    e, s, c = (NamedNode(f"https://example.org/synthetic/{x}") for x in ("tree-entry", "tree-sense", "tree"))
+    e, s, c, f = (NamedNode(f"https://example.org/synthetic/{x}") for x in ("tree-entry", "tree-sense", "tree", "tree-form"))
     store.oxigraph.extend([
         Quad(e, RDF.type, ONTOLEX.LexicalEntry, G), Quad(e, KGR.matchKey, Literal("tree", language="en"), G),
+        Quad(e, ONTOLEX.canonicalForm, f, G), Quad(f, ONTOLEX.writtenRep, Literal("tree", language="en"), G),
         Quad(e, ONTOLEX.sense, s, G), Quad(s, ONTOLEX.isLexicalizedSenseOf, c, G),
         Quad(c, RDF.type, SKOS.Concept, G)])
     return store

@@ -1,7 +1,8 @@
 """The annotator's in-memory index of every match key in the store.
 
-Built once from ONE query (``sparql/select-match-keys.rq``): (match key, language, owner IRI,
-owner is a lexical entry?). Per language:
+Built once from ONE query (``sparql/select-match-keys.rq``, read as CSV): (match key, language,
+owner IRI) — the owner is a lexical entry or a concept, which the candidate query tells apart
+per text. Per language:
 
 * every key in a ``dict`` (key → key id) — looked up per word and per analysis of a word
   (lemma, prefix-stripped stem) and for phrases built from analyses;
@@ -64,24 +65,22 @@ class _LangIndex:
 class Lexicon:
     """Match keys → owner IRIs (lexical entries and concepts), per language."""
 
-    def __init__(self, rows: Iterable[tuple[str, str, str, bool]], version: str = "") -> None:
-        """``rows``: (match key, language tag, owner IRI, owner is a lexical entry)."""
+    def __init__(self, rows: Iterable[tuple[str, str, str]], version: str = "") -> None:
+        """``rows``: (match key, language tag, owner IRI)."""
         t0 = time.perf_counter()
         self.version = version
-        self.targets: list[str] = []          # owner id → IRI
-        self.is_entry = bytearray()           # owner id → 1 for a lexical entry
+        self.targets: list[str] = []          # owner id → IRI (lexical entry or concept)
         tid_of: dict[str, int] = {}
         base: dict[str, str] = {}
         # language → key → owner id (or several); becomes key → key id below
         per_lang: dict[str, dict[str, Any]] = {}
-        for key, lang, target, entry in rows:
+        for key, lang, target in rows:
             if not key:
                 continue
             tid = tid_of.get(target)
             if tid is None:
                 tid = tid_of[target] = len(self.targets)
                 self.targets.append(target)
-                self.is_entry.append(1 if entry else 0)
             b = base.get(lang)
             if b is None:
                 b = base[lang] = base_language(lang)
@@ -228,25 +227,23 @@ class Lexicon:
         return {
             "keys": len(self.keys),
             "owners": len(self.targets),
-            "entries": sum(self.is_entry),
             "languages": len(self._langs),
             "phrases": sum(i.n_phrases for i in self._langs.values()),
         }
 
 
-def _parse_rows(body: bytes, media: str) -> Iterator[tuple[str, str, str, bool]]:
+def _parse_rows(body: bytes, media: str) -> Iterator[tuple[str, str, str]]:
     if "csv" in media:
         reader = csv.reader(io.StringIO(body.decode("utf-8")))
         head = next(reader, None)
-        if head != ["key", "lang", "target", "entry"]:
+        if head != ["key", "lang", "target"]:
             raise StoreError(f"select-match-keys answered with unexpected columns {head}")
-        for key, lang, target, entry in reader:
-            yield key, lang, target, entry == "true"
+        for key, lang, target in reader:
+            yield key, lang, target
     elif "json" in media:
         data = json.loads(body)
         for b in data["results"]["bindings"]:
-            yield (b["key"]["value"], b.get("lang", {}).get("value", ""), b["target"]["value"],
-                   b.get("entry", {}).get("value") == "true")
+            yield b["key"]["value"], b.get("lang", {}).get("value", ""), b["target"]["value"]
     else:
         raise StoreError(f"the store answered select-match-keys as {media}, not CSV or JSON results")
 
