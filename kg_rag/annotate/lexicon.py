@@ -238,8 +238,7 @@ def _parse_rows(body: bytes, media: str) -> Iterator[tuple[str, str, str]]:
         head = next(reader, None)
         if head != ["key", "lang", "target"]:
             raise StoreError(f"select-match-keys answered with unexpected columns {head}")
-        for key, lang, target in reader:
-            yield key, lang, target
+        yield from ((key, lang, target) for key, lang, target in reader)
     elif "json" in media:
         data = json.loads(body)
         for b in data["results"]["bindings"]:
