@@ -41,6 +41,9 @@ class KnowledgeGraph:
         self._annotator: Any = None
         self._annotator_version: object = None
         self._selectors: dict[str, SenseSelector | None] = {}
+        #: how documents meet the question's chosen concepts (kg_rag.retrieve.MATCH_MODES)
+        self.match = "agreement"
+        self.floor = self.settings.agreement_floor
 
     @classmethod
     def open(cls, path: str | None = None, endpoint: str | None = None,
@@ -190,8 +193,8 @@ class KnowledgeGraph:
                     concepts[c] = QueryConcept(c, w, is_focus or (prev.focus if prev else False), dec)
         weights = EXPANSION if expansion is None else expansion
         expanded = expand(self.store, concepts.values(), weights)
-        results = rank(self.store, expanded, k, code, by_candidates=(mode == "none"),
-                       exclude_ids=frozenset(exclude_ids))
+        results = rank(self.store, expanded, k, code, match="candidate" if mode == "none" else self.match,
+                       exclude_ids=frozenset(exclude_ids), floor=self.floor)
         t2 = time.perf_counter()
         return Answer(
             question=q, question_iri=iri.value, lang=code,

@@ -22,6 +22,9 @@ EXPANSION = {"broader": 0.5, "narrower": 0.5, "hypernym": 0.5, "hyponym": 0.5,
              "instance_hypernym": 0.5, "instance_hyponym": 0.5,
              "related": 0.3, "similar": 0.3, "also": 0.3}
 FOCUS_BOOST = 10.0
+#: under "agreement", a document annotation counts for a concept with weight
+#: floor + (1 - floor) × (its own decision's score for that concept)
+AGREEMENT_FLOOR = 0.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,7 +53,7 @@ def expand(store: Store, concepts: Iterable[QueryConcept],
             continue
         cur = best.get(n)
         if cur is None or (cur.iri not in base and cur.weight < w):
-            best[n] = QueryConcept(n, w, src.focus, src.decision)
+            best[n] = QueryConcept(n, w, False, src.decision)  # neighbours are never the focus
     return list(best.values())
 
 
@@ -73,32 +76,69 @@ def concept_labels(store: Store, iris: Iterable[str], lang: str) -> dict[str, st
     return {c: v[1] for c, v in best.items()}
 
 
-def rank(store: Store, concepts: list[QueryConcept], k: int, lang: str, by_candidates: bool,
-         exclude_ids: frozenset[str] = frozenset()) -> list[Result]:
-    """The top ``k`` documents for weighted query concepts."""
+#: how documents meet the query concepts
+MATCH_MODES = ("candidate", "body", "agreement")
+
+
+def _decision_scores(store: Store, decisions: set[str]) -> dict[str, dict[str, float]]:
+    """decision IRI → concept → the decision's normalised score for it."""
+    if not decisions:
+        return {}
+    rows = store.select("select-decisions", values=Values.column("decision", [NamedNode(d) for d in decisions]))
+    raw: dict[str, dict[str, float]] = defaultdict(dict)
+    for r in rows:
+        c = r["candConcept"].value
+        raw[r["decision"].value][c] = max(raw[r["decision"].value].get(c, 0.0), float(r["score"].value))
+    out = {}
+    for d, scores in raw.items():
+        total = sum(scores.values())
+        out[d] = {c: (v / total if total > 0 else 0.0) for c, v in scores.items()}
+    return out
+
+
+def rank(store: Store, concepts: list[QueryConcept], k: int, lang: str, match: str = "agreement",
+         exclude_ids: frozenset[str] = frozenset(), floor: float = AGREEMENT_FLOOR) -> list[Result]:
+    """The top ``k`` documents for weighted query concepts.
+
+    ``match``: ``candidate`` — a document annotation counts for every concept among its
+    candidates (label matching); ``body`` — only for the concept its decision chose;
+    ``agreement`` — for each candidate concept with the weight the document's own decision gave
+    it, so documents decided for the question's chosen sense rank first and documents decided
+    otherwise sink (an unambiguous annotation weighs 1).
+    """
+    if match not in MATCH_MODES:
+        raise ValueError(f"match must be one of {MATCH_MODES}")
     if not concepts or k <= 0:
         return []
     weight = {c.iri: c for c in concepts}
-    query = "select-documents-by-candidate" if by_candidates else "select-documents-by-body"
+    query = "select-documents-by-body" if match == "body" else "select-documents-by-candidate"
     rows = store.select(query, values=Values.column("concept", [NamedNode(c) for c in weight]))
     n_rows = store.select("select-document-count")
     total = int(n_rows[0]["n"].value) if n_rows else 0
+    dec_scores = _decision_scores(store, {r["dec"].value for r in rows if "dec" in r}) if match == "agreement" else {}
     df: dict[str, set[str]] = defaultdict(set)
     hits: dict[str, dict[str, list[tuple[int, int, int, int]]]] = defaultdict(lambda: defaultdict(list))
+    tfw: dict[str, dict[str, dict[tuple[int, int], float]]] = defaultdict(lambda: defaultdict(dict))
     for r in rows:
         c, d = r["concept"].value, r["doc"].value
+        span = (int(r["start"].value), int(r["end"].value))
+        w = 1.0
+        if match == "agreement" and "dec" in r:
+            w = floor + (1.0 - floor) * dec_scores.get(r["dec"].value, {}).get(c, 0.0)
         df[c].add(d)
-        hits[d][c].append((int(r["start"].value), int(r["end"].value),
-                           int(r["pstart"].value), int(r["pend"].value)))
+        tfw[d][c][span] = max(tfw[d][c].get(span, 0.0), w)
+        if w > 0:
+            hits[d][c].append(span + (int(r["pstart"].value), int(r["pend"].value)))
     scored: list[tuple[float, str]] = []
     for d, per_concept in hits.items():
         s = 0.0
-        for c, spans in per_concept.items():
+        for c in per_concept:
             qc = weight[c]
             idf = math.log(1.0 + total / max(1, len(df[c])))
-            tf = len({(a, b) for a, b, _, _ in spans})
-            s += qc.weight * (FOCUS_BOOST if qc.focus else 1.0) * idf * (1.0 + math.log(tf))
-        scored.append((s, d))
+            tf = sum(tfw[d][c].values())
+            s += qc.weight * (FOCUS_BOOST if qc.focus else 1.0) * idf * (tf if tf <= 1 else 1.0 + math.log(tf))
+        if s > 0:
+            scored.append((s, d))
     scored.sort(key=lambda x: (-x[0], x[1]))
     texts = {}
     want = [d for _, d in scored[: k + len(exclude_ids)]]
