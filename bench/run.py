@@ -33,6 +33,8 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--repeat", type=int, default=3, help="repetitions per contender (interleaved)")
     p.add_argument("--out", default=str(ROOT / "bench" / "out"), help="work folder (git-ignored)")
     p.add_argument("--report", default=str(ROOT / "bench" / "REPORT.md"), help="report to write")
+    p.add_argument("--report-only", action="store_true",
+                   help="rewrite the report from the sections recorded under --out, measure nothing")
     p.add_argument("--reuse-stores", action="store_true",
                    help="reuse the shared stores of an earlier run when their input files are unchanged")
     return p.parse_args(argv)
@@ -75,6 +77,11 @@ def main(argv: list[str] | None = None) -> int:
             state = json.loads(state_file.read_text(encoding="utf-8"))
         except json.JSONDecodeError:
             state = {}
+    if args.report_only:
+        sections = [report.Section.from_json(dict(state[n])) for n in SECTIONS if n in state]
+        report.write(Path(args.report), sections, ["python -m bench.run --report-only"], env_lines, 0.0)
+        print(f"bench: report rewritten from {state_file}", file=sys.stderr)
+        return 0
     if not args.only:
         state = {}
     t0 = time.perf_counter()
@@ -100,6 +107,12 @@ def main(argv: list[str] | None = None) -> int:
                      [(w, t) for w, t in mod.TARGETS if not any(x.what == w for x in sec.targets)])
         sec.seconds = time.perf_counter() - ts
         sec.measured = f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())} by `{' '.join(cmdline)}`"
+        if state_file.exists():  # another run (e.g. a long --only load) may have written since
+            try:
+                state = {**json.loads(state_file.read_text(encoding="utf-8")), **{
+                    n: v for n, v in state.items() if n in names}}
+            except json.JSONDecodeError:
+                pass
         state[name] = sec.to_json()
         state_file.write_text(json.dumps(state, ensure_ascii=False, indent=1), encoding="utf-8")
         # write after every section so that a long run leaves a report behind

@@ -36,7 +36,7 @@ def run(ctx: Ctx, sec: Section) -> None:
     work = ctx.dir("decide")
     sf = work / "sentences.jsonl"
     sf.write_text("\n".join(json.dumps(s, ensure_ascii=False) for s in mixed) + "\n", encoding="utf-8")
-    max_m = ctx.pick(20, 600, 3000)
+    max_m = ctx.pick(20, 300, 3000)
     store = ctx.store("lex")
     sec.scale = (f"up to {max_m:,} ambiguous mentions with 2–10 candidates, found by the annotator in "
                  f"the sentences of the shared WSD sets (en/fr/es, in turn); {ctx.repeat} repetitions")
@@ -62,6 +62,8 @@ def run(ctx: Ctx, sec: Section) -> None:
         ["evidence (`fetch_evidence`, 2 SPARQL queries, cold cache per run)", ev],
         ["knowledge selector `select` alone", kn],
         ["**knowledge: evidence + select**", tot],
+        ["knowledge: evidence + select, CPU time of the process", pool("knowledge_cpu")
+         if all("knowledge_cpu" in o for o in out) else []],
         ["first-sense baseline `select` (its candidates come with the mention)", fs],
         ["`analysis.decide` per ambiguous mention (reuse check + evidence + select), per sentence", e2e],
         ["annotate the sentence (for reference, per sentence)", ann],

@@ -89,13 +89,20 @@ def run(ctx: Ctx, sec: Section) -> None:
     ours_w = [r.wall for r in runs["kg-rag load"]]
     ox_w = [r.wall for r in runs["oxigraph load (N-Triples)"]]
     r_ox = ratio_range(ours_w, ox_w)
+    ours_c = [r.cpu for r in runs["kg-rag load"]]
+
+    def cpu_ratio(peer: str) -> str:
+        pc = [r.cpu for r in runs[peer]]
+        return f"; CPU {Stat.of(ours_c).median / Stat.of(pc).median:.2f}×"
+
     sec.targets.append(Target(TARGETS[0][0], fmt_stat(Stat.of(ours_w)), fmt_stat(Stat.of(ox_w)),
-                              fmt_ratio(r_ox), TARGETS[0][1], r_ox[0] <= 1.5))
+                              fmt_ratio(r_ox) + cpu_ratio("oxigraph load (N-Triples)"),
+                              TARGETS[0][1], r_ox[0] <= 1.5))
     if "wn.add()" in runs:
         wn_w = [r.wall for r in runs["wn.add()"]]
         r_wn = ratio_range(ours_w, wn_w)
         sec.targets.append(Target(TARGETS[1][0], fmt_stat(Stat.of(ours_w)), fmt_stat(Stat.of(wn_w)),
-                                  fmt_ratio(r_wn), TARGETS[1][1], r_wn[0] < 1.0))
+                                  fmt_ratio(r_wn) + cpu_ratio("wn.add()"), TARGETS[1][1], r_wn[0] < 1.0))
     else:
         sec.targets.append(Target(*TARGETS[1][:1], "—", "—", "—", TARGETS[1][1], None,
                                   "the wn library is not installed (pip install '.[eval]')"))
@@ -103,7 +110,8 @@ def run(ctx: Ctx, sec: Section) -> None:
     sec.targets.append(Target(TARGETS[2][0], f"{peak:.0f} MB", "—", "—", TARGETS[2][1], peak < 2048))
     cpu = Stat.of([r.cpu for r in runs["kg-rag load"]]).median
     sec.say(f"Our load used {cpu / Stat.of(ours_w).median:.2f} CPU-seconds per wall second "
-            f"(2 cores available); `oxigraph load` is a multithreaded bulk loader.", "")
+            "(2 cores; far below 1 means the machine was busy with other work). Wall ratios are "
+            "the target's measure; CPU ratios are steadier on a shared machine.", "")
 
 
 def ctx_oxigraph() -> str:

@@ -46,7 +46,7 @@ def run(ctx: Ctx, sec: Section) -> None:
     runs = interleaved({"kg-rag ask": ours, "bm25s": bm25}, ctx.repeat, ctx.log)
     # rdflib: the same query with the same VALUES, over the same documents' graphs
     nq = work / "docs.nq"
-    max_rdflib = ctx.pick(80, 10_000, 10_000)
+    max_rdflib = ctx.pick(80, 400, 10_000)
     d = run_child(worker("work_peers", "dumpdocs", str(b.store), str(nq), str(max_rdflib)))
     state["dump"] = d.out
     if not any(r.out["latencies"] for r in runs["kg-rag ask"]):

@@ -33,12 +33,17 @@ def main(argv: list[str]) -> int:
     know = kg.selector("knowledge")
     first = kg.selector("first-sense")
     assert know is not None and first is not None
+    warm = getattr(know, "warm_up", None)
+    if callable(warm):  # the knowledge base (graph, glosses) is built once per process
+        warm()
+    _ = ann.lexicon
     t_setup = time.perf_counter() - t0
     t_ann: list[float] = []
     t_ev: list[float] = []
     t_know: list[float] = []
     t_first: list[float] = []
     n_cands: list[int] = []
+    t_cpu: list[float] = []   # CPU time of evidence + knowledge select (steadier when the machine is busy)
     units: list[Unit] = []
     for s in sents:
         if len(t_know) >= max_mentions:
@@ -51,13 +56,14 @@ def main(argv: list[str]) -> int:
             units.append(Unit(0, len(s["text"]), s["lang"], s["text"], mentions))
         for m in picked:
             others = tuple(x for x in mentions if x is not m)
-            a = time.perf_counter()
+            a, ca = time.perf_counter(), time.process_time()
             ev = fetch_evidence(kg.store, m.candidates)
             b = time.perf_counter()
             req = SelectionRequest(mention=m, context=s["text"], context_lang=s["lang"],
                                    evidence=ev, others=others)
             know.select([req])
-            c = time.perf_counter()
+            c, cc = time.perf_counter(), time.process_time()
+            t_cpu.append(cc - ca)
             first.select([req])
             d = time.perf_counter()
             t_ev.append(b - a)
@@ -74,7 +80,7 @@ def main(argv: list[str]) -> int:
         per_mention_e2e.append((time.perf_counter() - a) / max(n, 1))
     kg.close()
     print(json.dumps({"setup_s": t_setup, "annotate": t_ann, "evidence": t_ev, "knowledge": t_know,
-                      "first_sense": t_first, "candidates": n_cands, "decide_per_mention": per_mention_e2e,
+                      "first_sense": t_first, "knowledge_cpu": t_cpu, "candidates": n_cands, "decide_per_mention": per_mention_e2e,
                       "mentions": len(t_know), "sentences": len(t_ann),
                       "agent": f"{know.agent.name} {know.agent.version}"}))
     return 0
