@@ -22,8 +22,8 @@ EXPANSION = {"broader": 0.5, "narrower": 0.5, "hypernym": 0.5, "hyponym": 0.5,
              "instance_hypernym": 0.5, "instance_hyponym": 0.5,
              "related": 0.3, "similar": 0.3, "also": 0.3}
 FOCUS_BOOST = 10.0
-#: under "agreement", a document annotation counts for a concept with weight
-#: floor + (1 - floor) × (its own decision's score for that concept)
+#: under "agreement", a document annotation counts for a concept its decision did NOT choose
+#: with weight floor + (1 - floor) × score (0: not at all). Setting: KG_RAG_AGREEMENT_FLOOR.
 AGREEMENT_FLOOR = 0.0
 
 
@@ -80,19 +80,28 @@ def concept_labels(store: Store, iris: Iterable[str], lang: str) -> dict[str, st
 MATCH_MODES = ("candidate", "body", "agreement")
 
 
-def _decision_scores(store: Store, decisions: set[str]) -> dict[str, dict[str, float]]:
-    """decision IRI → concept → the decision's normalised score for it."""
+def _decision_weights(store: Store, decisions: set[str], floor: float) -> dict[str, dict[str, float]]:
+    """decision IRI → concept → how much a document annotation decided by it counts for the concept.
+
+    The chosen concept counts with the decision's normalised score for it. A concept the decision
+    did not choose counts ``floor + (1 - floor) × score`` when ``floor > 0``, and not at all when
+    ``floor == 0`` (strict: a document is never retrieved by a reading its own decision rejected).
+    """
     if not decisions:
         return {}
     rows = store.select("select-decisions", values=Values.column("decision", [NamedNode(d) for d in decisions]))
     raw: dict[str, dict[str, float]] = defaultdict(dict)
+    chosen: dict[str, str | None] = {}
     for r in rows:
-        c = r["candConcept"].value
-        raw[r["decision"].value][c] = max(raw[r["decision"].value].get(c, 0.0), float(r["score"].value))
+        d, c = r["decision"].value, r["candConcept"].value
+        raw[d][c] = max(raw[d].get(c, 0.0), float(r["score"].value))
+        chosen[d] = r["chosenConcept"].value if "chosenConcept" in r else None
     out = {}
     for d, scores in raw.items():
         total = sum(scores.values())
-        out[d] = {c: (v / total if total > 0 else 0.0) for c, v in scores.items()}
+        norm = {c: (v / total if total > 0 else 0.0) for c, v in scores.items()}
+        out[d] = {c: (p if c == chosen[d] else (floor + (1.0 - floor) * p if floor > 0 else 0.0))
+                  for c, p in norm.items()}
     return out
 
 
@@ -102,9 +111,10 @@ def rank(store: Store, concepts: list[QueryConcept], k: int, lang: str, match: s
 
     ``match``: ``candidate`` — a document annotation counts for every concept among its
     candidates (label matching); ``body`` — only for the concept its decision chose;
-    ``agreement`` — for each candidate concept with the weight the document's own decision gave
-    it, so documents decided for the question's chosen sense rank first and documents decided
-    otherwise sink (an unambiguous annotation weighs 1).
+    ``agreement`` — for each candidate concept with the weight the document's own decision gives
+    it (:func:`_decision_weights`): documents decided for the question's chosen sense rank by
+    that decision's confidence; documents decided otherwise are left out (``floor`` 0, the
+    default) or sink below them (``floor`` > 0). An unambiguous annotation weighs 1.
     """
     if match not in MATCH_MODES:
         raise ValueError(f"match must be one of {MATCH_MODES}")
@@ -115,7 +125,8 @@ def rank(store: Store, concepts: list[QueryConcept], k: int, lang: str, match: s
     rows = store.select(query, values=Values.column("concept", [NamedNode(c) for c in weight]))
     n_rows = store.select("select-document-count")
     total = int(n_rows[0]["n"].value) if n_rows else 0
-    dec_scores = _decision_scores(store, {r["dec"].value for r in rows if "dec" in r}) if match == "agreement" else {}
+    dec_weights = (_decision_weights(store, {r["dec"].value for r in rows if "dec" in r}, floor)
+                   if match == "agreement" else {})
     df: dict[str, set[str]] = defaultdict(set)
     hits: dict[str, dict[str, list[tuple[int, int, int, int]]]] = defaultdict(lambda: defaultdict(list))
     tfw: dict[str, dict[str, dict[tuple[int, int], float]]] = defaultdict(lambda: defaultdict(dict))
@@ -124,7 +135,7 @@ def rank(store: Store, concepts: list[QueryConcept], k: int, lang: str, match: s
         span = (int(r["start"].value), int(r["end"].value))
         w = 1.0
         if match == "agreement" and "dec" in r:
-            w = floor + (1.0 - floor) * dec_scores.get(r["dec"].value, {}).get(c, 0.0)
+            w = dec_weights.get(r["dec"].value, {}).get(c, 0.0)
         df[c].add(d)
         tfw[d][c][span] = max(tfw[d][c].get(span, 0.0), w)
         if w > 0:
