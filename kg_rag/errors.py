@@ -33,7 +33,7 @@ class KgRagError(Exception):
 
 class ConfigError(KgRagError):
     exit_code = 3
-    http_status = 500
+    http_status = 503  # the server cannot do this as configured (e.g. no LLM key); not a crash
     title = "configuration error"
 
 
