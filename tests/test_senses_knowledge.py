@@ -124,12 +124,17 @@ def test_baselines(store: EmbeddedStore) -> None:
     assert a == b
 
 
-def test_knowledge_base_is_cached_on_disk(store: EmbeddedStore) -> None:
+def test_knowledge_base_is_cached_on_disk(store: EmbeddedStore, monkeypatch: pytest.MonkeyPatch) -> None:
+    from kg_rag.senses import graph
+
+    kb = knowledge_base(store)
+    assert not list(cache_dir().glob("wsd-*.npz"))  # too small to be worth a file
+    graph._LOADED.clear()
+    monkeypatch.setattr(graph, "DISK_CACHE_MIN_NODES", 1)
     kb = knowledge_base(store)
     files = list(cache_dir().glob("wsd-*.npz"))
     assert len(files) == 1
     assert "gloss" in kb.rel_names and "hypernym" in kb.rel_names
-    again = knowledge_base(EmbeddedStore(":memory:")) if False else None  # noqa: F841
     other = load_fixture(EmbeddedStore(":memory:"))
     kb2 = knowledge_base(other)   # same catalog → read from disk
     assert kb2.nodes == kb.nodes and (kb2.edge_src == kb.edge_src).all()

@@ -124,8 +124,7 @@ class LemmaSenses:
             if sense in out:
                 continue
             concept = r["concept"].value
-            ili = r["ili"].value if "ili" in r else (
-                concept[len(str(ILI)):] if concept.startswith(str(ILI)) else None)
+            ili = concept[len(str(ILI)):] if concept.startswith(str(ILI)) else None
             skey = r["skey"].value if "skey" in r else None
             out[sense] = Candidate(
                 concept=concept, sense=sense, entry=r["entry"].value,
@@ -157,7 +156,9 @@ class LemmaSenses:
                                      values=Values.column("sense", [NamedNode(s) for s in chunk]))
             for r in rows:
                 ids = self.identifiers[r["sense"].value]
-                ids.update(r[k].value for k in ("ident", "skey", "ili") if k in r)
+                ids.update(r[k].value for k in ("ident", "skey") if k in r)
+                if "concept" in r and r["concept"].value.startswith(str(ILI)):
+                    ids.add(r["concept"].value[len(str(ILI)):])
 
 
 # --- requests ------------------------------------------------------------------------------------

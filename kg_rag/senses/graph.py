@@ -36,6 +36,8 @@ from .lesk import words
 log = logging.getLogger(__name__)
 
 CACHE_FORMAT = "kb-3"
+#: small knowledge bases (tests, demos) build in milliseconds: only large ones go to disk
+DISK_CACHE_MIN_NODES = 5_000
 #: relations left out of the PPR graph (measured on semeval2007: they add noise, see knowledge.py)
 DEFAULT_SKIP: frozenset[str] = frozenset()
 
@@ -74,6 +76,8 @@ class KnowledgeBase:
     word_index: dict[str, int] = field(default_factory=dict)
     _matrices: dict[frozenset[str], sp.csr_matrix] = field(default_factory=dict)
     _inv: dict[int, list[str]] | None = None
+    _first: dict[int, tuple[int, ...]] | None = None
+    _cited: tuple[np.ndarray, np.ndarray] | None = None
     idf: np.ndarray | None = None
 
     def __post_init__(self) -> None:
@@ -110,6 +114,67 @@ class KnowledgeBase:
             self._inv = inv
         return self._inv
 
+    def gloss_links(self, node: int, limit: int = 300) -> set[int]:
+        """Gloss relations approximated with first senses (a cheap stand-in for eXtended
+        WordNet's disambiguated glosses): the most frequent senses of the English words of
+        ``node``'s glosses, and the concepts whose glosses use a word whose first sense is ``node``."""
+        if self._first is None:
+            self._build_gloss_links()
+        assert self._first is not None and self._cited is not None
+        out: set[int] = set()
+        for wid in self.gloss(node).tolist():
+            out.update(self._first.get(wid, ()))
+        a, b = self._cited[0][node], self._cited[0][node + 1]
+        out.update(self._cited[1][a : min(b, a + limit)].tolist())
+        out.discard(node)
+        return out
+
+    def _build_gloss_links(self) -> None:
+        first: dict[int, tuple[int, ...]] = {}
+        for k, key in enumerate(self.lemma_keys):
+            if not key.startswith("en:"):
+                continue
+            wid = self.word_index.get(key[3:])
+            if wid is None:
+                continue
+            a, b = self.lemma_ptr[k], self.lemma_ptr[k + 1]
+            ranks = self.lemma_ranks[a:b].tolist()
+            best = min(ranks)
+            first[wid] = tuple(n for n, r in zip(self.lemma_nodes[a:b].tolist(), ranks, strict=True)
+                               if r == best)
+        # inverse: which concepts' glosses cite each first sense (CSR over nodes)
+        n = len(self.nodes)
+        counts = np.diff(self.gloss_ptr)
+        owners = np.repeat(np.arange(n, dtype=np.int32), counts)
+        src: list[np.ndarray] = []
+        dst: list[np.ndarray] = []
+        by_wid = np.full(len(self.vocab), -1, dtype=np.int64)
+        multi: list[tuple[int, tuple[int, ...]]] = []
+        for wid, nodes in first.items():
+            if len(nodes) == 1:
+                by_wid[wid] = nodes[0]
+            else:
+                multi.append((wid, nodes))
+        t = by_wid[self.gloss_ids]
+        keep = t >= 0
+        src.append(t[keep])
+        dst.append(owners[keep])
+        by_word = np.argsort(self.gloss_ids, kind="stable")
+        sorted_ids = self.gloss_ids[by_word]
+        for wid, nodes in multi:
+            lo, hi = np.searchsorted(sorted_ids, [wid, wid + 1])
+            who = owners[by_word[lo:hi]]
+            for node in nodes:
+                src.append(np.full(len(who), node, dtype=np.int64))
+                dst.append(who.astype(np.int64))
+        s_all = np.concatenate(src) if src else np.zeros(0, dtype=np.int64)
+        d_all = np.concatenate(dst) if dst else np.zeros(0, dtype=np.int64)
+        order = np.argsort(s_all, kind="stable")
+        ptr = np.zeros(n + 1, dtype=np.int64)
+        np.add.at(ptr, s_all + 1, 1)
+        self._cited = (np.cumsum(ptr), d_all[order].astype(np.int32))
+        self._first = first
+
     def neighbours(self, node: int, skip: frozenset[str] = DEFAULT_SKIP) -> np.ndarray:
         m = self.matrix(skip)
         out: np.ndarray = m.indices[m.indptr[node] : m.indptr[node + 1]]
@@ -137,20 +202,46 @@ class KnowledgeBase:
         return m
 
     def ppr(self, seeds: Sequence[dict[int, float]], damping: float = 0.85, iterations: int = 20,
-            skip: frozenset[str] = DEFAULT_SKIP) -> np.ndarray:
-        """Personalized PageRank, one column per seed vector (normalised to sum 1)."""
-        n, k = len(self.nodes), len(seeds)
+            skip: frozenset[str] = DEFAULT_SKIP, targets: Sequence[int] = (),
+            hops: int | None = None) -> dict[int, np.ndarray]:
+        """Personalized PageRank, one column per seed vector (normalised to sum 1); returns the
+        rank of each node of ``targets`` (one value per column).
+
+        With ``hops`` the walk is restricted to the nodes within that many edges of a seed or a
+        target (a local subgraph: much faster, and the mass that would leave it is small)."""
+        m = self.matrix(skip)
+        k = len(seeds)
+        nodes: np.ndarray | None = None
+        if hops is not None:
+            mask = np.zeros(len(self.nodes), dtype=np.float32)
+            for s in seeds:
+                mask[list(s)] = 1.0
+            mask[list(targets)] = 1.0
+            for _ in range(hops):
+                mask = np.maximum(mask, (m @ mask > 0).astype(np.float32))
+            nodes = np.flatnonzero(mask)
+            m = m[nodes][:, nodes].tocsr()
+            local = {int(g): i for i, g in enumerate(nodes.tolist())}
+        else:
+            local = None
+        n = m.shape[0]
         v = np.zeros((n, k), dtype=np.float32)
         for j, s in enumerate(seeds):
             tot = sum(s.values())
             for i, w in s.items():
                 if tot > 0:
-                    v[i, j] += w / tot
-        m = self.matrix(skip)
+                    v[local[i] if local is not None else i, j] += w / tot
         r = v.copy()
+        teleport = (1 - damping) * v
         for _ in range(iterations):
-            r = (1 - damping) * v + damping * (m @ r)
-        return r
+            r = m @ r
+            r *= damping
+            r += teleport
+        out: dict[int, np.ndarray] = {}
+        for t in targets:
+            at: int | None = local.get(t) if local is not None else t
+            out[t] = r[at] if at is not None else np.zeros(k, dtype=np.float32)
+        return out
 
 
 # --- building and caching -------------------------------------------------------------------
@@ -285,7 +376,7 @@ def knowledge_base(store: Store, disk_cache: bool = True) -> KnowledgeBase:
                 log.warning("ignoring the unreadable cache %s (%s); rebuilding it", path, e)
         if kb is None:
             kb = build(store)
-            if disk_cache:
+            if disk_cache and len(kb.nodes) >= DISK_CACHE_MIN_NODES:
                 try:
                     _save(kb, path)
                 except OSError as e:
