@@ -27,7 +27,7 @@ DEFAULT_HOST = "api.openai.com"
 BACKOFF_BASE = 0.5
 BACKOFF_MAX = 8.0
 
-_SEMAPHORES: dict[str, threading.BoundedSemaphore] = {}
+_SEMAPHORES: dict[str, threading.BoundedSemaphore] = {}  # "host:port#cap" → semaphore
 _SEMAPHORES_LOCK = threading.Lock()
 
 
@@ -39,12 +39,14 @@ def endpoint_host(base_url: str | None) -> str:
 
 
 def shared_semaphore(endpoint: str, concurrency: int) -> threading.BoundedSemaphore:
-    """The process-wide cap of concurrent requests to ``endpoint`` (host[:port]), sized by
-    the first selector that uses it."""
+    """The process-wide cap of concurrent requests to ``endpoint`` (host[:port]) shared by all
+    selectors configured with the same ``concurrency`` (keyed by both, so a cap is never sized
+    by whichever selector happened to come first — e.g. an earlier server on a reused port)."""
+    key = f"{endpoint}#{max(1, concurrency)}"
     with _SEMAPHORES_LOCK:
-        sem = _SEMAPHORES.get(endpoint)
+        sem = _SEMAPHORES.get(key)
         if sem is None:
-            sem = _SEMAPHORES[endpoint] = threading.BoundedSemaphore(max(1, concurrency))
+            sem = _SEMAPHORES[key] = threading.BoundedSemaphore(max(1, concurrency))
         return sem
 
 
