@@ -22,6 +22,7 @@ chosen on the development sets only (see ``WEIGHTS`` and README "Evaluation").
 from __future__ import annotations
 
 import logging
+import hashlib
 import math
 import re
 from collections import OrderedDict
@@ -39,7 +40,7 @@ from .lesk import words
 
 log = logging.getLogger(__name__)
 
-VERSION = "1"
+VERSION = "2"
 PPR_BATCH = 64
 #: PPR on the subgraph within this many edges of the seeds and candidates (None: whole graph)
 HOPS: int | None = 2
@@ -163,6 +164,12 @@ class KnowledgeSelector:
         self._kb = kb
         self._static: np.ndarray | None = None
         self._signatures: OrderedDict[str, dict[str, float]] = OrderedDict()
+        # the version names the algorithm AND its parameters: a decision recorded by other
+        # weights is never reused as if this selector had made it
+        params = repr((sorted(self.weights.items()), damping, iterations, seed_alpha, context_words,
+                       sorted(skip), context_glosses, far, gloss_links, hops))
+        self.agent = Agent(name="knowledge",
+                           version=f"{VERSION}-{hashlib.sha256(params.encode()).hexdigest()[:8]}")
 
     @property
     def kb(self) -> KnowledgeBase:
