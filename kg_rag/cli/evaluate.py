@@ -43,26 +43,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
         reg(sub)
 
 
-def make_wsd_selector(name: str, store: object) -> object:
-    """The selector named by ``--wsd`` (the LLM selector is imported only when asked for)."""
-    if name == "knowledge":
-        from ..senses.knowledge import KnowledgeSelector
-
-        return KnowledgeSelector(store)  # type: ignore[arg-type]
-    if name == "first-sense":
-        from ..senses.baselines import FirstSenseSelector
-
-        return FirstSenseSelector()
-    if name == "random":
-        from ..senses.baselines import RandomSelector
-
-        return RandomSelector(seed=0)
-    from ..senses.llm import LLMSenseSelector
-    from ..settings import settings
-
-    return LLMSenseSelector.from_settings(settings())
-
-
 def cmd_wsd(args: argparse.Namespace) -> int:
     from ..eval.corpus import read_corpus
     from ..eval.report import wsd_table
@@ -70,7 +50,10 @@ def cmd_wsd(args: argparse.Namespace) -> int:
 
     store = store_from_args(args)
     try:
-        selector = make_wsd_selector(args.wsd, store)
+        from ..senses.factory import make_selector
+        from ..settings import settings
+
+        selector = make_selector(args.wsd, store, settings())
         bar = None
         if progress_enabled() and not args.json:
             from tqdm import tqdm
