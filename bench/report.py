@@ -133,11 +133,15 @@ def ratio_range(ours: Sequence[float], peer: Sequence[float]) -> tuple[float, fl
     return r, min(pairs, default=r), max(pairs, default=r)
 
 
+def _x(v: float) -> str:
+    return f"{v:.2f}" if v >= 0.01 or v == 0 else f"{v:.1e}"
+
+
 def fmt_ratio(r: tuple[float, float, float]) -> str:
     m, lo, hi = r
     if lo == hi:
-        return f"{m:.2f}×"
-    return f"{m:.2f}× ({lo:.2f}–{hi:.2f})"
+        return f"{_x(m)}×"
+    return f"{_x(m)}× ({_x(lo)}–{_x(hi)})"
 
 
 def environment() -> list[str]:

@@ -30,7 +30,9 @@ def run(ctx: Ctx, sec: Section) -> None:
     lex = ctx.store("lex")
     labels = work / "labels.tsv"
     lab = run_child(worker("work_scan", "labels", str(lex), str(labels)))
-    sec.scale = (f"{int(info['bytes']) / 1e6:.1f} MB of text, {info['documents']:,} documents "  # type: ignore[call-overload]
+    size = int(info["bytes"])  # type: ignore[call-overload]
+    sec.scale = (f"{size / 1e6:.1f} MB" if size >= 1e6 else f"{size / 1e3:.0f} kB") + (
+        f" of text, {info['documents']:,} documents "
                  f"({', '.join(f'{k} {v}' for k, v in sorted(info['languages'].items()))}); "  # type: ignore[union-attr]
                  f"{ctx.repeat} interleaved repetitions")
 
@@ -92,5 +94,5 @@ def run(ctx: Ctx, sec: Section) -> None:
                               TARGETS[1][1] + " (ratio > 1)", r_fl[0] > 1.0))
     if ours_idx:
         sec.say(f"Work only, ours vs the raw scan: "
-                f"{Stat.of(ours_idx).median / Stat.of(aho_scan).median:.3f}×; "
-                f"vs flashtext's scan: {Stat.of(ours_idx).median / Stat.of(fl_scan).median:.3f}×.", "")
+                f"{Stat.of(ours_idx).median / Stat.of(aho_scan).median:.1e}×; "
+                f"vs flashtext's scan: {Stat.of(ours_idx).median / Stat.of(fl_scan).median:.1e}×.", "")
