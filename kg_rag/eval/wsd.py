@@ -18,12 +18,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pyoxigraph import Literal, NamedNode
+from pyoxigraph import NamedNode
 
+from ..errors import InputError
 from ..model import Candidate, Mention, Selection, SelectionRequest
 from ..namespaces import ILI
 from ..store import Store, Values
-from ..text import match_key
 from .corpus import POS_MAP, Corpus, Token, read_corpus, read_keys, write_keys
 
 log = logging.getLogger(__name__)
@@ -95,47 +95,38 @@ def _local(iri: str) -> str:
     return iri.rsplit("#", 1)[-1]
 
 
-class LemmaSenses:
-    """The senses of a lemma in one language's lexicon (``select-lemma-senses``), cached."""
+class Candidates:
+    """Candidates of an instance: the senses of its lemma in the evaluation language's lexicons
+    (``Annotator.candidates_for_lemma``), filtered by the corpus' part of speech; cached."""
 
     def __init__(self, store: Store) -> None:
-        self.store = store
-        self.identifiers: dict[str, set[str]] = {}   # sense IRI → gold-comparable keys
+        from ..annotate import Annotator
+
+        self.annotator = Annotator(store)
+        self.problems: list[str] = []
         self._cache: dict[tuple[str, str, str | None], tuple[Candidate, ...]] = {}
 
     def __call__(self, lemma: str, lang: str, pos: str | None) -> tuple[Candidate, ...]:
         k = (lemma, lang, pos)
         hit = self._cache.get(k)
         if hit is None:
-            hit = self._cache[k] = self._lookup(lemma, lang, pos)
+            wanted = POS_MAP.get(pos or "")
+            try:
+                found = self.annotator.candidates_for_lemma(lemma.replace("_", " "), lang,
+                                                            wanted[0] if wanted else None)
+            except InputError as e:  # an empty or odd lemma: no candidates, reported
+                self.problems.append(f"lemma {lemma!r}: {e}")
+                found = ()
+            hit = self._cache[k] = tuple(sorted(found, key=lambda c: (c.rank or 10**6, c.sense or "")))
         return hit
 
-    def _lookup(self, lemma: str, lang: str, pos: str | None) -> tuple[Candidate, ...]:
-        key = match_key(lemma.replace("_", " "))
-        rows = self.store.select("select-lemma-senses",
-                                 values=Values.column("key", [Literal(key, language=lang)]))
-        wanted = POS_MAP.get(pos or "", None)
-        out: dict[str, Candidate] = {}
-        for r in rows:
-            p = _local(r["pos"].value) if "pos" in r else None
-            if wanted is not None and (p is None or not p.startswith(wanted)):
-                continue
-            sense = r["sense"].value
-            if sense in out:
-                continue
-            concept = r["concept"].value
-            ili = concept[len(str(ILI)):] if concept.startswith(str(ILI)) else None
-            skey = r["skey"].value if "skey" in r else None
-            out[sense] = Candidate(
-                concept=concept, sense=sense, entry=r["entry"].value,
-                lemma=r["lemma"].value if "lemma" in r else lemma, lang=lang,
-                rank=int(r["rank"].value) if "rank" in r else None, sense_key=skey, ili=ili,
-                pos=p, matched_by="lemma")
-            ids = {x for x in (skey, ili) if x}
-            if "ident" in r:
-                ids.add(r["ident"].value)
-            self.identifiers.setdefault(sense, set()).update(ids)
-        return tuple(sorted(out.values(), key=lambda c: (c.rank or 10**6, c.sense or "")))
+
+class SenseKeys:
+    """The keys a gold file may use for a sense: WordNet sense key, ``dct:identifier``, ILI id."""
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+        self.identifiers: dict[str, set[str]] = {}   # sense IRI → gold-comparable keys
 
     def keys_of(self, cand: Candidate) -> set[str]:
         keys = {x for x in (cand.sense_key, cand.ili) if x}
@@ -146,7 +137,7 @@ class LemmaSenses:
         return keys
 
     def load_identifiers(self, senses: Sequence[str]) -> None:
-        """Identifiers of senses that came from another candidate source (one batched query)."""
+        """The dct:identifier of each sense (batched queries of 400)."""
         todo = [s for s in dict.fromkeys(senses) if s not in self.identifiers]
         for i in range(0, len(todo), 400):
             chunk = todo[i : i + 400]
@@ -155,10 +146,7 @@ class LemmaSenses:
             rows = self.store.select("select-sense-identifiers",
                                      values=Values.column("sense", [NamedNode(s) for s in chunk]))
             for r in rows:
-                ids = self.identifiers[r["sense"].value]
-                ids.update(r[k].value for k in ("ident", "skey") if k in r)
-                if "concept" in r and r["concept"].value.startswith(str(ILI)):
-                    ids.add(r["concept"].value[len(str(ILI)):])
+                self.identifiers[r["sense"].value].add(r["ident"].value)
 
 
 # --- requests ------------------------------------------------------------------------------------
@@ -213,7 +201,7 @@ def _requests(corpus: Corpus, lang: str, lookup: CandidateLookup, window: int,
 
 # --- scoring -------------------------------------------------------------------------------------
 def _run(name: str, select: Callable[[Sequence[SelectionRequest]], list[Selection]],
-         batches: list[list[_Item]], gold: dict[str, tuple[str, ...]], senses: LemmaSenses,
+         batches: list[list[_Item]], gold: dict[str, tuple[str, ...]], senses: SenseKeys,
          progress: Callable[[int], None] | None = None) -> SystemResult:
     res = SystemResult(name)
     for items in batches:
@@ -260,12 +248,13 @@ def evaluate(store: Store, selector: Any, data: str | Path, gold_path: str | Pat
     if not eval_lang:
         eval_lang = "en"
         problems.append("the corpus has no lang attribute and no --lang was given: assumed en")
-    senses = LemmaSenses(store)
-    find = lookup or senses
+    find = lookup or Candidates(store)
     batches = _requests(corpus, eval_lang, find, window, lambda c: fetch_evidence(store, c))
-    if lookup is not None:
-        senses.load_identifiers([c.sense for b in batches for it in b
-                                 for c in it.request.mention.candidates if c.sense])
+    if isinstance(find, Candidates):
+        problems.extend(find.problems)
+    senses = SenseKeys(store)
+    senses.load_identifiers([c.sense for b in batches for it in b
+                             for c in it.request.mention.candidates if c.sense])
     ids = {t.instance for t in corpus.instances}
     unknown = [k for k in gold if k not in ids]
     if unknown:

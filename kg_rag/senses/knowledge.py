@@ -21,8 +21,8 @@ chosen on the development sets only (see ``WEIGHTS`` and README "Evaluation").
 
 from __future__ import annotations
 
-import logging
 import hashlib
+import logging
 import math
 import re
 from collections import OrderedDict
