@@ -43,7 +43,6 @@ class KnowledgeGraph:
         self._selectors: dict[str, SenseSelector | None] = {}
         #: how documents meet the question's chosen concepts (kg_rag.retrieve.MATCH_MODES)
         self.match = "agreement"
-        self.floor = self.settings.agreement_floor
 
     @classmethod
     def open(cls, path: str | None = None, endpoint: str | None = None,
@@ -194,7 +193,7 @@ class KnowledgeGraph:
         weights = EXPANSION if expansion is None else expansion
         expanded = expand(self.store, concepts.values(), weights)
         results = rank(self.store, expanded, k, code, match="candidate" if mode == "none" else self.match,
-                       exclude_ids=frozenset(exclude_ids), floor=self.floor)
+                       exclude_ids=frozenset(exclude_ids))
         t2 = time.perf_counter()
         return Answer(
             question=q, question_iri=iri.value, lang=code,

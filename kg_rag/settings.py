@@ -34,7 +34,6 @@ class Settings:
     llm_deadline: float = 90.0
     llm_concurrency: int = 4
     max_document_bytes: int = 5_000_000
-    agreement_floor: float = 0.0        # retrieval: weight of a document reading its decision rejected
     max_query_bytes: int = 100_000
     max_query_depth: int = 64
     query_timeout: float = 10.0
