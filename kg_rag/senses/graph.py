@@ -211,7 +211,7 @@ class KnowledgeBase:
         target (a local subgraph: much faster, and the mass that would leave it is small)."""
         m = self.matrix(skip)
         k = len(seeds)
-        nodes: np.ndarray | None = None
+        local: np.ndarray | None = None
         if hops is not None:
             mask = np.zeros(len(self.nodes), dtype=np.float32)
             for s in seeds:
@@ -221,16 +221,15 @@ class KnowledgeBase:
                 mask = np.maximum(mask, (m @ mask > 0).astype(np.float32))
             nodes = np.flatnonzero(mask)
             m = m[nodes][:, nodes].tocsr()
-            local = {int(g): i for i, g in enumerate(nodes.tolist())}
-        else:
-            local = None
+            local = np.full(len(self.nodes), -1, dtype=np.int64)
+            local[nodes] = np.arange(len(nodes))
         n = m.shape[0]
         v = np.zeros((n, k), dtype=np.float32)
         for j, s in enumerate(seeds):
             tot = sum(s.values())
             for i, w in s.items():
                 if tot > 0:
-                    v[local[i] if local is not None else i, j] += w / tot
+                    v[int(local[i]) if local is not None else i, j] += w / tot
         r = v.copy()
         teleport = (1 - damping) * v
         for _ in range(iterations):
@@ -239,8 +238,8 @@ class KnowledgeBase:
             r += teleport
         out: dict[int, np.ndarray] = {}
         for t in targets:
-            at: int | None = local.get(t) if local is not None else t
-            out[t] = r[at] if at is not None else np.zeros(k, dtype=np.float32)
+            at = int(local[t]) if local is not None else t
+            out[t] = r[at] if at >= 0 else np.zeros(k, dtype=np.float32)
         return out
 
 
