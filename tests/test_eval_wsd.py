@@ -143,3 +143,29 @@ def test_semeval2007_with_oewn(shared_data: Path, tmp_path: Path) -> None:
     fs = rep.baselines["first-sense"].total.f1
     assert 0.50 < fs < 0.60
     assert rep.system.total.f1 > fs
+
+
+def test_cli_llm_selector_on_a_loopback_server(store_dir: Path, monkeypatch: pytest.MonkeyPatch,
+                                               capsys: pytest.CaptureFixture[str]) -> None:
+    """--wsd llm builds LLMSenseSelector.from_settings: the real openai client against a real
+    OpenAI-compatible server on 127.0.0.1 that always picks the river sense of 'bank'."""
+    from llm_server import LlmServer, choose, llm_env
+
+    from kg_rag.settings import settings
+
+    with LlmServer(choose({"bank": "sloping land"})) as srv:
+        for k, v in llm_env(srv).items():
+            monkeypatch.setenv(k, v)
+        settings.cache_clear()
+        try:
+            code = main(["--store", str(store_dir), "eval", "wsd", "--data", str(CORPUS),
+                         "--gold", str(GOLD), "--wsd", "llm", "--json"])
+        finally:
+            settings.cache_clear()
+        assert srv.chat_requests, "the selector asked the server"
+    assert code == 0
+    d = json.loads(capsys.readouterr().out)
+    assert d["system"] == "llm"
+    # river bank right (t0), money bank wrong (t1): one error among the answered
+    assert d["answered"] - d["correct"] == 1
+    assert set(d["baselines"]) == {"first-sense", "random"}
