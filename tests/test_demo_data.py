@@ -448,9 +448,8 @@ def test_text_is_nfc_without_bidi_controls_or_niqqud(path: Path) -> None:
 
 
 def test_demo_vocabularies_load_through_the_loaders(mem_store) -> None:  # type: ignore[no-untyped-def]
-    loaders = pytest.importorskip("loaders", reason="the loaders package is not in this tree yet")
-    if not hasattr(loaders, "load_file"):
-        pytest.skip("loaders.load_file not there yet")
+    import loaders
+
     t = loaders.load_file(mem_store, DEMO / "thesaurus.ttl")
     d = loaders.load_file(mem_store, DEMO / "dictionary.ttl")
     assert t.concepts == len(_subjects_of_type(_graph("thesaurus.ttl"), SKOS.Concept))

@@ -29,8 +29,6 @@ CLI = "import sys; from kg_rag.cli import main; sys.exit(main(sys.argv[1:]))"
 @pytest.fixture(scope="module")
 def demo_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
     demo = resource_path("demo")
-    if not (demo / "dictionary.ttl").is_file():
-        pytest.skip("demo/dictionary.ttl is not there yet")
     path = tmp_path_factory.mktemp("llm-e2e") / "store"
     with KnowledgeGraph(open_store(str(path)), Settings(store=str(path))) as kg:
         kg.load([demo / "thesaurus.ttl", demo / "dictionary.ttl"])
