@@ -9,6 +9,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from pyoxigraph import NamedNode, Quad
 
@@ -70,29 +71,26 @@ def load_decisions(store: Store, iris: Sequence[NamedNode],
     if not iris:
         return {}
     rows = store.select("select-decisions", values=Values.column("decision", iris))
-    acc: dict[str, dict[str, object]] = {}
+    scores: dict[str, dict[str, float]] = {}
+    first: dict[str, dict[str, Any]] = {}
     for r in rows:
         d = r["decision"].value
-        a = acc.setdefault(d, {"scores": {}, "row": r})
+        first.setdefault(d, r)
         sid = (r.get("candSense") or r["candConcept"]).value
-        a["scores"][sid] = _number(r["score"])  # type: ignore[index]
+        scores.setdefault(d, {})[sid] = _number(r["score"])
     out: dict[str, Selection] = {}
-    for d, a in acc.items():
-        r = a["row"]  # type: ignore[assignment]
+    for d, r in first.items():
         mention = mentions[d]
         chosen = None
-        if "chosenConcept" in r:  # type: ignore[operator]
-            want_sense = r.get("chosenSense").value if r.get("chosenSense") else None  # type: ignore[union-attr]
+        if "chosenConcept" in r:
+            want_sense = r["chosenSense"].value if "chosenSense" in r else None
             for c in mention.candidates:
-                if c.concept == r["chosenConcept"].value and (want_sense is None or c.sense == want_sense):  # type: ignore[index]
+                if c.concept == r["chosenConcept"].value and (want_sense is None or c.sense == want_sense):
                     chosen = c
                     break
         out[d] = Selection(
-            scores=tuple(a["scores"].items()),  # type: ignore[union-attr]
-            chosen=chosen,
-            confidence=_number(r["confidence"]),  # type: ignore[index]
-            agent=Agent(agent_name, "stored"),
-            reason=r["reason"].value if "reason" in r else "",  # type: ignore[operator,index]
+            scores=tuple(scores[d].items()), chosen=chosen, confidence=_number(r["confidence"]),
+            agent=Agent(agent_name, "stored"), reason=r["reason"].value if "reason" in r else "",
         )
     return out
 
@@ -151,7 +149,7 @@ def decide(store: Store, units: Sequence[Unit], selector: SenseSelector | None,
 
         raise SelectionError(f"the {agent.name} selector answered {len(selections)} of {len(todo)} mentions")
     llm_requests: dict[str, tuple[int, int]] = {}
-    for d, sel in zip(todo, selections):
+    for d, sel in zip(todo, selections, strict=True):
         d.selection = sel
         u = units[d.unit]
         assert d.decision is not None

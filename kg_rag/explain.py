@@ -46,7 +46,7 @@ class _G:
         self.by_sp: dict[tuple[str, str], list[Any]] = defaultdict(list)
         self.by_po: dict[tuple[str, str], list[str]] = defaultdict(list)
         for t in triples:
-            s = t.subject.value
+            s = str(getattr(t.subject, "value", t.subject))
             self.by_sp[(s, t.predicate.value)].append(t.object)
             if isinstance(t.object, NamedNode):
                 self.by_po[(t.predicate.value, t.object.value)].append(s)

@@ -15,8 +15,8 @@ class Namespace(str):
         return NamedNode(self + name)
 
     # str methods shadow __getattr__: terms named like one (dct:title, dct:format) win here
-    title = property(lambda self: NamedNode(self + "title"))  # type: ignore[assignment]
-    format = property(lambda self: NamedNode(self + "format"))  # type: ignore[assignment]
+    title = property(lambda self: NamedNode(self + "title"))
+    format = property(lambda self: NamedNode(self + "format"))
 
 
 RDF = Namespace("http://www.w3.org/1999/02/22-rdf-syntax-ns#")

@@ -190,7 +190,7 @@ def _result(doc: str, score: float, info: Mapping[str, object],
     concepts = tuple(sorted(
         (MatchedConcept(c, labels.get(c, c.rsplit("/", 1)[-1]), weight[c].weight) for c in per_concept),
         key=lambda m: (-m.weight, m.iri)))
-    decisions = tuple(sorted({weight[c].decision for c in per_concept if weight[c].decision}))  # type: ignore[misc]
+    decisions = tuple(sorted({d for c in per_concept if (d := weight[c].decision) is not None}))
     title = info["title"].value if "title" in info else ""  # type: ignore[attr-defined]
     return Result(
         doc_id=info["id"].value, doc_iri=doc, score=round(score, 6),  # type: ignore[attr-defined]

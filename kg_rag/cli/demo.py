@@ -54,7 +54,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
         last_iri = None
         for q in questions:
             focus = tuple(q["focus"]) if q.get("focus") else None
-            a = kg.ask(q["text"], lang=q.get("lang"), k=args.k, wsd=args.wsd, focus=focus)  # type: ignore[arg-type]
+            a = kg.ask(q["text"], lang=q.get("lang"), k=args.k, wsd=args.wsd, focus=focus)
             chosen = [c for r in a.mentions if focus and r.mention.start < focus[1] and focus[0] < r.mention.end
                       for c in ((r.selection.chosen.concept,) if r.selection and r.selection.chosen
                                 else r.mention.concepts if not r.mention.ambiguous else ())]

@@ -54,12 +54,13 @@ def answer_text(store: Store, a: Answer, passages: bool = True) -> str:
 
 
 def _highlight(text: str, spans: tuple[tuple[int, int], ...]) -> str:
-    out, pos = [], 0
-    for s, e in sorted(spans):
-        if s < pos:
+    out: list[str] = []
+    pos = 0
+    for start, end in sorted(spans):
+        if start < pos:
             continue
-        out += [text[pos:s], "[", text[s:e], "]"]
-        pos = e
+        out += [text[pos:start], "[", text[start:end], "]"]
+        pos = end
     out.append(text[pos:])
-    s = "".join(out).replace("\n", " ")
-    return s if len(s) <= 240 else s[:237] + "…"
+    line = "".join(out).replace("\n", " ")
+    return line if len(line) <= 240 else line[:237] + "…"

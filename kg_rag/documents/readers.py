@@ -103,7 +103,8 @@ def doc_from_record(rec: Any, where: str, limit: int) -> SourceDocument:
     _check_size(where, len(text.encode("utf-8")), limit)
     lang = rec.get("lang") or (rec.get("metadata") or {}).get("lang")
     title = rec.get("title") or ""
-    meta = rec.get("metadata") if isinstance(rec.get("metadata"), dict) else {}
+    raw_meta = rec.get("metadata")
+    meta: dict[str, Any] = raw_meta if isinstance(raw_meta, dict) else {}
     return SourceDocument(str(doc_id).strip(), nfc(text), lang or None, nfc(str(title)), where, meta)
 
 
@@ -127,7 +128,7 @@ def read_path(path: Path, limit: int) -> list[SourceDocument]:
                 continue
             try:
                 rec = json.loads(line)
-            except ValueError as e:
+            except json.JSONDecodeError as e:
                 raise InputError(f"{path}:{n}: not valid JSON ({e.msg})") from None
             docs.append(doc_from_record(rec, f"{path}:{n}", limit))
         if not docs:

@@ -50,7 +50,7 @@ def _jsonl(path: Path) -> list[tuple[int, dict[str, Any]]]:
             continue
         try:
             out.append((n, json.loads(line)))
-        except ValueError as e:
+        except json.JSONDecodeError as e:
             raise InputError(f"{path}:{n}: not valid JSON ({e.msg})") from None
     return out
 
