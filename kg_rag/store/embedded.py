@@ -161,10 +161,7 @@ class EmbeddedStore(Store):
                         progress(min(step, len(batch) - i))
                 self._store.flush()
         except BaseException:
-            try:
-                self._store.remove_graph(graph)
-            except Exception:  # noqa: BLE001 - the original error is re-raised below
-                log.exception("could not remove the partly loaded graph %s", graph)
+            self._drop_partial(graph)
             raise
         return len(batch)
 
@@ -178,16 +175,20 @@ class EmbeddedStore(Store):
             self._store.bulk_load(path=path, format=pyoxigraph.RdfFormat.N_TRIPLES, to_graph=graph)
             self._store.flush()
         except BaseException:
-            try:
-                self._store.remove_graph(graph)
-            except Exception:  # noqa: BLE001 - the original error is re-raised below
-                log.exception("could not remove the partly loaded graph %s", graph)
+            self._drop_partial(graph)
             raise
         with open(path, "rb") as f:
             n = sum(1 for line in f if line.strip() and not line.lstrip().startswith(b"#"))
         if progress:
             progress(n)
         return n
+
+    def _drop_partial(self, graph: NamedNode) -> None:
+        """After a failed load: remove what was written of ``graph`` (the caller re-raises)."""
+        try:
+            self._store.remove_graph(graph)
+        except Exception:  # noqa: BLE001 - the original error is re-raised by the caller
+            log.exception("could not remove the partly loaded graph %s", graph)
 
     def named_graphs(self) -> list[NamedNode]:
         graphs = [g for g in self._store.named_graphs() if isinstance(g, NamedNode)]
