@@ -140,9 +140,14 @@ class KnowledgeGraph:
             code = detect(q, default="en")
         return q, code
 
-    def _analyse(self, q: str, lang: str, wsd: str, write: bool
+    def _analyse(self, q: str, lang: str, wsd: str, write: bool, require_concept: bool = False
                  ) -> tuple[Any, list[Decided], Any]:
         mentions = list(self.annotator.annotate(q, lang))
+        if not mentions:
+            if require_concept:
+                raise InputError("no known concept in the question; rephrase it or load a "
+                                 "vocabulary that covers its words")
+            write = False  # nothing to record
         unit = Unit(0, len(q), lang, q, mentions)
         selector = self.selector("knowledge" if wsd == "none" else wsd) if wsd != "none" else None
         outcome = decide(self.store, [unit], selector)
@@ -175,11 +180,8 @@ class KnowledgeGraph:
             s, e = focus
             if not (0 <= s < e <= len(q)):
                 raise InputError(f"focus {s}:{e} is outside the question (0:{len(q)})")
-        iri, decided, outcome = self._analyse(q, code, mode, write=True)
+        iri, decided, outcome = self._analyse(q, code, mode, write=True, require_concept=True)
         t1 = time.perf_counter()
-        if not decided:
-            raise InputError("no known concept in the question; rephrase it or load a vocabulary "
-                             "that covers its words")
         concepts: dict[str, QueryConcept] = {}
         for d in decided:
             is_focus = focus is not None and d.mention.start < focus[1] and focus[0] < d.mention.end
