@@ -60,7 +60,7 @@ def run(ctx: Ctx, sec: Section) -> None:
     shutil.rmtree(only, ignore_errors=True)
     r_ox = run_child(worker("work_peers", "oxquery", str(nq), str(sub), str(only)))
     shutil.rmtree(only, ignore_errors=True)
-    budget = ctx.pick(60, 300, 1800)  # seconds of rdflib queries; the report says how many ran
+    budget = ctx.pick(30, 150, 1800)  # seconds of rdflib queries; the report says how many ran
     r_rdf = run_child(worker("work_peers", "rdflib", str(nq), str(sub), str(budget)), timeout=budget + 1800)
     o = runs["kg-rag ask"]
     lat = [x for r in o for x in r.out["latencies"]]
@@ -82,13 +82,17 @@ def run(ctx: Ctx, sec: Section) -> None:
         rows.append(["ours: `select-documents-by-body` alone, full store", fmt_s(percentile(qlat, 50)),
                      fmt_s(percentile(qlat, 95)), fmt_s(percentile(qlat, 99)), len(qlat)])
     rdf_l = r_rdf.out["latencies"]
-    ox_l = r_ox.out["latencies"][: len(rdf_l)]  # the same questions as rdflib got through
+    ox_l = r_ox.out["latencies"][: max(len(rdf_l), 1)]  # the same questions as rdflib got through
     rows.append([f"pyoxigraph, same query on the {d.out['graphs']:,} document graphs only",
                  fmt_s(percentile(ox_l, 50)), fmt_s(percentile(ox_l, 95)), fmt_s(percentile(ox_l, 99)),
                  len(ox_l)])
-    rows.append([f"rdflib, same query on the {d.out['graphs']:,} document graphs",
-                 fmt_s(percentile(rdf_l, 50)), fmt_s(percentile(rdf_l, 95)), fmt_s(percentile(rdf_l, 99)),
-                 len(rdf_l)])
+    if rdf_l:
+        rows.append([f"rdflib, same query on the {d.out['graphs']:,} document graphs",
+                     fmt_s(percentile(rdf_l, 50)), fmt_s(percentile(rdf_l, 95)),
+                     fmt_s(percentile(rdf_l, 99)), len(rdf_l)])
+    if r_rdf.out.get("cut_off") is not None:
+        rows.append(["rdflib: the next query, stopped at the budget", f"> {fmt_s(r_rdf.out['cut_off'])}",
+                     "", "", 1])
     r0 = o[0].out
     sec.say(f"Questions: {r0.get('questions')} (the first 3–8 words of random sentences, en/he/fr/es "
             f"in turn); {r0.get('no_concept')} refused for having no known concept; 3 warm-up "
@@ -111,6 +115,14 @@ def run(ctx: Ctx, sec: Section) -> None:
     sec.targets.append(Target(TARGETS[0][0], fmt_s(p95), fmt_s(b95),
                               f"{p95 / b95:.2f}× ({min(per_rep):.2f}–{max(per_rep):.2f})",
                               TARGETS[0][1], p95 / b95 <= 3.0))
-    m_ox, m_rdf = percentile(ox_l, 50), percentile(rdf_l, 50)
-    sec.targets.append(Target(TARGETS[1][0], fmt_s(m_ox), fmt_s(m_rdf), f"{m_rdf / m_ox:.1f}× faster",
-                              TARGETS[1][1], m_rdf / m_ox >= 20))
+    cut = r_rdf.out.get("cut_off")
+    if rdf_l:
+        m_ox, m_rdf = percentile(ox_l, 50), percentile(rdf_l, 50)
+        sec.targets.append(Target(TARGETS[1][0], fmt_s(m_ox), fmt_s(m_rdf), f"{m_rdf / m_ox:.1f}× faster",
+                                  TARGETS[1][1], m_rdf / m_ox >= 20))
+    elif cut is not None:
+        # rdflib did not finish even the first query within the budget: a lower bound
+        m_ox = r_ox.out["latencies"][0]
+        sec.targets.append(Target(TARGETS[1][0], fmt_s(m_ox), f"> {fmt_s(cut)} (stopped)",
+                                  f"> {cut / m_ox:.0f}× faster (first query)", TARGETS[1][1],
+                                  cut / m_ox >= 20))
