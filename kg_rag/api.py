@@ -12,6 +12,8 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from pyoxigraph import NamedNode
+
 from . import provenance
 from .analysis import Decided, Unit, decide
 from .documents import SourceDocument, read_documents
@@ -164,8 +166,9 @@ class KnowledgeGraph:
         """Mentions of ``text`` with candidates and chosen senses (decisions are recorded)."""
         q, code = self._question(text, lang)
         mode = wsd or self.settings.wsd
-        _, decided, _ = self._analyse(q, code, mode, write=mode != "none")
-        return [_report(d, None) for d in decided]
+        write = mode != "none"
+        iri, decided, _ = self._analyse(q, code, mode, write=write)
+        return [_report(d, iri if write and decided else None) for d in decided]
 
     def ask(self, question: str, lang: str | None = None, k: int = 10, wsd: str | None = None,
             focus: tuple[int, int] | None = None, expansion: dict[str, float] | None = None,
@@ -199,7 +202,7 @@ class KnowledgeGraph:
         t2 = time.perf_counter()
         return Answer(
             question=q, question_iri=iri.value, lang=code,
-            mentions=tuple(_report(d, None) for d in decided), results=tuple(results), wsd=mode,
+            mentions=tuple(_report(d, iri) for d in decided), results=tuple(results), wsd=mode,
             llm_calls=outcome.llm_calls, tokens_in=outcome.tokens_in, tokens_out=outcome.tokens_out,
             timings_ms={"analyse": (t1 - t0) * 1000, "retrieve": (t2 - t1) * 1000},
         )
@@ -214,9 +217,12 @@ class KnowledgeGraph:
                 "documents": sum(1 for g in graphs if g.startswith(provenance.doc_iri("").value))}
 
 
-def _report(d: Decided, _: object) -> MentionReport:
+def _report(d: Decided, owner: NamedNode | None) -> MentionReport:
+    """The report of one mention; ``owner`` is the question whose graph holds its annotation
+    (None when nothing was written)."""
     return MentionReport(
         mention=d.mention, selection=d.selection,
         decision=d.decision.value if d.decision is not None else None,
-        annotation=None, reused=d.reused,
+        annotation=provenance.annotation_iri(owner, d.mention).value if owner is not None else None,
+        reused=d.reused,
     )

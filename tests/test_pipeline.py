@@ -99,6 +99,9 @@ def test_repeated_question_reuses_decision(kg: KnowledgeGraph) -> None:
     r1 = [m for m in a1.mentions if m.mention.ambiguous][0]
     r2 = [m for m in a2.mentions if m.mention.ambiguous][0]
     assert r2.reused and r1.decision == r2.decision
+    # the report names the annotation in the question's graph, and it can be explained
+    assert r2.annotation is not None
+    assert kg.explain(r2.annotation).summary["mentions"][0]["annotation"] == r2.annotation
     assert r2.selection is not None and r2.selection.chosen == r1.selection.chosen  # type: ignore[union-attr]
 
 
