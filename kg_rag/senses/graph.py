@@ -79,6 +79,7 @@ class KnowledgeBase:
     _first: dict[int, tuple[int, ...]] | None = None
     _cited: tuple[np.ndarray, np.ndarray] | None = None
     idf: np.ndarray | None = None
+    df: np.ndarray | None = None
 
     def __post_init__(self) -> None:
         self.index = {n: i for i, n in enumerate(self.nodes)}
@@ -87,8 +88,14 @@ class KnowledgeBase:
         df = np.bincount(self.gloss_ids, minlength=len(self.vocab)).astype(np.float64) \
             if len(self.vocab) else np.zeros(0)
         self.idf = np.log((len(self.nodes) + 1) / (df + 0.5))
+        self.df = df
 
     # --- lookups --------------------------------------------------------------------------
+    def count(self, word: str) -> int:
+        """How many concepts' definitions and examples use ``word`` (a gloss-corpus frequency)."""
+        j = self.word_index.get(word)
+        return int(self.df[j]) if j is not None and self.df is not None else 0
+
     def gloss(self, node: int) -> np.ndarray:
         return self.gloss_ids[self.gloss_ptr[node] : self.gloss_ptr[node + 1]]
 

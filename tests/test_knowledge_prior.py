@@ -1,0 +1,47 @@
+"""The cross-lingual prior: a concept's English frequency estimated from the dictionary itself."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pytest
+from senses_fixture import ILI, bd_candidates, load_fixture
+
+from kg_rag.model import Mention, SelectionRequest
+from kg_rag.senses.evidence import fetch_evidence
+from kg_rag.senses.graph import knowledge_base
+from kg_rag.senses.knowledge import KnowledgeSelector
+from kg_rag.senses.prior import XL_RANK, english_frequency, english_prior
+from kg_rag.store import EmbeddedStore
+
+
+@pytest.fixture
+def store(mem_store: EmbeddedStore, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> EmbeddedStore:
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    return load_fixture(mem_store)
+
+
+def test_english_frequency_counts_gloss_use_and_sense_rank(store: EmbeddedStore) -> None:
+    kb = knowledge_base(store, disk_cache=False)
+    # 'branch' (first sense of i8) is used in the definition of i10 ("... a trunk and branches");
+    # 'fabric' (first sense of i7) in no definition
+    assert kb.count("branch") == 1 and kb.count("fabric") == 0
+    assert english_frequency(kb, kb.index[ILI + "i8"]) == 2.0
+    assert english_frequency(kb, kb.index[ILI + "i7"]) == 1.0
+    # 'bank' has two senses: the second gets (count + 1) * 2 ** -XL_RANK
+    second = english_frequency(kb, kb.index[ILI + "i2"])
+    assert second == pytest.approx((kb.count("bank") + 1) * 2 ** -XL_RANK)
+    assert english_prior(kb, [None]) == [pytest.approx(math.log(0.1))]
+
+
+def test_hebrew_mention_without_context_follows_the_english_frequency(store: EmbeddedStore) -> None:
+    text = "הם קנו הבדים"
+    cands = bd_candidates()
+    start = text.index("הבדים")
+    req = SelectionRequest(Mention(start, start + 5, "הבדים", "he", cands), text, "he",
+                           fetch_evidence(store, cands))
+    [sel] = KnowledgeSelector(store).select([req])
+    # the Hebrew lexicon lists 'fabric' first, but its sense order is no frequency order
+    assert sel.chosen is not None and sel.chosen.concept == ILI + "i8"
+    assert sel.reason.startswith("prior")
