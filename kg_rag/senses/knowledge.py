@@ -4,7 +4,9 @@ PageRank over the concept graph + extended Lesk gloss overlap, combined log-line
 For each ambiguous mention:
 
 * **prior** — WordNet lists an entry's senses by frequency (``kgr:senseRank``):
-  ``log p(c) = -alpha * log(rank)``;
+  ``log p(c) = -alpha * log(rank)``; for another language's lexicon (whose sense order is no
+  frequency order) the English frequency of the shared concept, estimated from the dictionary
+  (:mod:`kg_rag.senses.prior`);
 * **PPR** (UKB ``ppr_w2w``, Agirre & Soroa 2009) — PageRank personalised on the candidate
   concepts of the *other* words of the context (each word one unit of teleport mass, split over
   its senses by the same rank prior); the target's own candidates are never seeds. Candidate
@@ -15,8 +17,9 @@ For each ambiguous mention:
   lemmas in all languages, translations and its graph neighbours' glosses.
 
 ``score = log prior + w_ppr * log p_ppr + w_lesk * lesk``; the scores returned are the softmax of
-that, the confidence is the margin between the two best. Weights are per part of speech and were
-chosen on the development sets only (see ``WEIGHTS`` and README "Evaluation").
+that, the confidence is the margin between the two best. Weights are per part of speech (and
+"xl" for mentions outside English) and were chosen on the development sets only (see ``WEIGHTS``
+and README "Evaluation").
 """
 
 from __future__ import annotations
@@ -41,7 +44,7 @@ from .prior import english_prior
 
 log = logging.getLogger(__name__)
 
-VERSION = "2"
+VERSION = "3"
 PPR_BATCH = 64
 #: PPR on the subgraph within this many edges of the seeds and candidates (None: whole graph)
 HOPS: int | None = 2
