@@ -27,7 +27,6 @@ from __future__ import annotations
 import hashlib
 import logging
 import math
-import re
 from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -40,6 +39,7 @@ from ..text import match_key
 from .baselines import sense_order, unresolved
 from .graph import KnowledgeBase, knowledge_base
 from .lesk import words
+from .orthography import case_mismatch, sentence
 from .prior import english_prior
 
 log = logging.getLogger(__name__)
@@ -58,6 +58,7 @@ class Weights:
     lesk: float = 0.01        # weight of the IDF overlap
     neighbours: float = 0.5   # weight of neighbour glosses in a candidate's signature
     own: float = 0.0          # non-English mentions: exponent of their own lexicon's sense rank
+    case: float = 20.0        # penalty of a lemma whose case contradicts the mention's (a filter)
 
 
 #: Chosen on semeval2007 (455 instances, OEWN 2025, window 1) by a grid over alpha x ppr x hub x
@@ -85,6 +86,7 @@ class Components:
     pos: str = ""
     has_seeds: bool = False
     en_prior: list[float] | None = None  # non-English mentions: log English-frequency proxy
+    case: list[float] | None = None      # 1.0 where the lemma's case contradicts the mention's
 
     @property
     def key(self) -> str:
@@ -104,20 +106,6 @@ def _ranks(cands: Sequence[Candidate]) -> list[int]:
     order = sense_order(cands)
     pos = {i: p for p, i in enumerate(order)}
     return [c.rank if c.rank is not None and c.rank > 0 else pos[i] + 1 for i, c in enumerate(cands)]
-
-
-_SENTENCE_END = re.compile(r"[.!?\u05c3\u061f\u3002](?=\s)")
-
-
-def _sentence(text: str, start: int, end: int) -> str:
-    """The sentence of ``text`` around ``start:end`` (all of it when offsets do not fit)."""
-    if not 0 <= start <= end <= len(text):
-        return text
-    lo = 0
-    for found in _SENTENCE_END.finditer(text, 0, start):
-        lo = found.end()
-    after = _SENTENCE_END.search(text, end)
-    return text[lo : after.end() if after else len(text)]
 
 
 def _foreign(cands: Sequence[Candidate]) -> bool:
@@ -246,6 +234,7 @@ class KnowledgeSelector:
                 ppr=[float(scores.get(n, 0.0)) if n is not None else 0.0 for n in p.nodes],
                 static=[float(static[n]) if n is not None else 0.0 for n in p.nodes],
                 lesk=self._lesk(kb, p),
+                case=case_mismatch(p.request.mention, p.request.context, cands),
                 pos=_norm_pos(cands), has_seeds=bool(p.seeds)))
         return out
 
@@ -305,7 +294,7 @@ class KnowledgeSelector:
             pairs = [(kb.index[c.concept], r) for c, r in zip(other.candidates, _ranks(other.candidates), strict=True)
                      if c.concept in kb.index]
             add_word(self._seed_word(kb, pairs, exclude))
-        near = _sentence(req.context, mention.start, mention.end)
+        near = sentence(req.context, mention.start, mention.end)
         for w in words(req.context, lang):
             context[w] = max(context.get(w, 0.0), self.far)
         for w in words(near, lang):
@@ -387,6 +376,8 @@ def combine(comp: Components, w: Weights) -> np.ndarray:
         total += w.ppr * np.log(0.98 * p + 0.02 / n)
     if w.lesk:
         total += w.lesk * np.asarray(comp.lesk, dtype=np.float64)
+    if w.case and comp.case is not None:
+        total -= w.case * np.asarray(comp.case, dtype=np.float64)
     return total
 
 
