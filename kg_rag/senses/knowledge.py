@@ -30,6 +30,7 @@ import math
 from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 import numpy as np
 
@@ -108,6 +109,11 @@ def _ranks(cands: Sequence[Candidate]) -> list[int]:
     return [c.rank if c.rank is not None and c.rank > 0 else pos[i] + 1 for i, c in enumerate(cands)]
 
 
+@lru_cache(maxsize=100_000)
+def _english_words(lemma: str) -> tuple[str, ...]:
+    return tuple(words(lemma, "en"))
+
+
 def _foreign(cands: Sequence[Candidate]) -> bool:
     """Senses of another language's lexicon (their sense order is no frequency order)."""
     return not all(c.lang in ("en", "") for c in cands)
@@ -176,6 +182,8 @@ class KnowledgeSelector:
         self._static_rank(self.kb)
         if self.kb.nodes:
             self.kb.lemmas_of(0)  # builds the concept → lemmas index
+        for lang in {"en"} | {k.partition(":")[0] for k in self.kb.lemma_keys}:
+            words("warming up", lang)  # loads the lemmatiser's dictionary of each language
 
     def select(self, requests: Sequence[SelectionRequest]) -> list[Selection]:
         comps = self.components(requests)
@@ -282,7 +290,7 @@ class KnowledgeSelector:
                 if bridge:  # context words in another language count through their concepts' English lemmas
                     for key in kb.lemmas_of(n):
                         if key.startswith("en:"):
-                            for ew in words(key[3:], "en"):
+                            for ew in _english_words(key[3:]):
                                 context[ew] = max(context.get(ew, 0.0), 0.5 * w)
 
         for other in req.others:
