@@ -6,7 +6,7 @@ import math
 from pathlib import Path
 
 import pytest
-from senses_fixture import ILI, bd_candidates, load_fixture
+from senses_fixture import ILI, bd_candidates, fruit_candidates, load_fixture
 
 from kg_rag.model import Mention, SelectionRequest
 from kg_rag.senses.evidence import fetch_evidence
@@ -45,3 +45,18 @@ def test_hebrew_mention_without_context_follows_the_english_frequency(store: Emb
     # the Hebrew lexicon lists 'fabric' first, but its sense order is no frequency order
     assert sel.chosen is not None and sel.chosen.concept == ILI + "i8"
     assert sel.reason.startswith("prior")
+
+
+def test_no_pagerank_outside_english(store: EmbeddedStore) -> None:
+    """PPR lowered es/fr: for a non-English mention it is not run, and the reason says so."""
+    text = "הפירות העמיסו על הבדים"
+    fruit = Mention(0, 6, "הפירות", "he", fruit_candidates())
+    cands = bd_candidates()
+    start = text.index("הבדים")
+    req = SelectionRequest(Mention(start, start + 5, "הבדים", "he", cands), text, "he",
+                           fetch_evidence(store, cands), (fruit,))
+    sel = KnowledgeSelector(store)
+    [comp] = sel.components([req])
+    assert comp is not None and comp.has_seeds and comp.key == "xl"
+    assert comp.ppr == [0.0, 0.0] and comp.en_prior is not None
+    assert sel.decide(req, comp).reason == "prior+lesk"
