@@ -22,7 +22,7 @@ from .explain import Explanation, explain
 from .indexer import IndexReport, index_documents
 from .model import Answer, MentionReport
 from .namespaces import KGR
-from .retrieve import EXPANSION, QueryConcept, expand, rank
+from .retrieve import EXPANSION, QueryConcept, expand, rank, reading_weights
 from .senses.base import SenseSelector
 from .senses.factory import make_selector
 from .settings import Settings, settings
@@ -188,10 +188,8 @@ class KnowledgeGraph:
         concepts: dict[str, QueryConcept] = {}
         for d in decided:
             is_focus = focus is not None and d.mention.start < focus[1] and focus[0] < d.mention.end
-            cs = d.mention.concepts if mode == "none" else d.chosen_concepts
             dec = d.decision.value if d.decision is not None else None
-            for c in cs:
-                w = 1.0 if mode != "none" else 1.0 / len(cs)
+            for c, w in _question_weights(d, mode).items():
                 prev = concepts.get(c)
                 if prev is None or prev.weight < w or (is_focus and not prev.focus):
                     concepts[c] = QueryConcept(c, w, is_focus or (prev.focus if prev else False), dec)
@@ -215,6 +213,22 @@ class KnowledgeGraph:
         graphs = {r["g"].value: int(r["n"].value) for r in rows}
         return {"graphs": graphs, "triples": sum(graphs.values()),
                 "documents": sum(1 for g in graphs if g.startswith(provenance.doc_iri("").value))}
+
+
+def _question_weights(d: Decided, mode: str) -> dict[str, float]:
+    """The concepts one mention of a question looks for, with their weights: every candidate
+    alike for label matching; else the decision's readings (:func:`reading_weights`)."""
+    if mode == "none" or not d.mention.ambiguous:
+        cs = d.mention.concepts
+        return {c: 1.0 / len(cs) if mode == "none" else 1.0 for c in cs}
+    sel = d.selection
+    if sel is None or sel.chosen is None:
+        return {}
+    by_id = dict(sel.scores)
+    scores: dict[str, float] = {}
+    for cand in d.mention.candidates:
+        scores[cand.concept] = scores.get(cand.concept, 0.0) + by_id.get(cand.id, 0.0)
+    return reading_weights(scores, sel.chosen.concept, sel.confidence, document=False)
 
 
 def _report(d: Decided, owner: NamedNode | None) -> MentionReport:

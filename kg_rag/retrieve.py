@@ -1,7 +1,11 @@
-"""Rank documents by concepts: chosen senses of the question, SKOS/WordNet expansion at lower
-weight, concept rarity (idf) — language-independent, because documents meet the question on
-concepts, not words. Documents are matched on their *chosen* concepts when a selector decided
-them, or on all their candidates for label matching (``wsd="none"``); never by a rejected sense.
+"""Rank documents by concepts: the question's senses, SKOS/WordNet expansion at lower weight,
+concept rarity (idf) — language-independent, because documents meet the question on concepts,
+not words.
+
+Both sides carry their uncertainty (:func:`reading_weights`): a *confident* decision (confidence
+≥ ``CONFIDENT``) counts only for the concept it chose — its rejected readings retrieve nothing —
+while an unsure one counts for each reading by how likely it is. Label matching (``wsd="none"``)
+counts every candidate alike.
 """
 
 from __future__ import annotations
@@ -21,10 +25,13 @@ from .text import base_language
 EXPANSION = {"broader": 0.5, "narrower": 0.5, "hypernym": 0.5, "hyponym": 0.5,
              "instance_hypernym": 0.5, "instance_hyponym": 0.5,
              "related": 0.3, "similar": 0.3, "also": 0.3}
-FOCUS_BOOST = 10.0
-#: a decision at least this confident excludes the readings it rejected (en-sense-dev: 0.3–0.7
-#: give nDCG@10 0.681–0.686; OEWN decisions are mostly unsure, the demo's mostly confident)
+#: the focus word ranks documents first; the rest of the question breaks ties (en-sense-dev,
+#: nDCG@10 of label matching / knowledge: boost 10 → 0.725 / 0.76, 100 → see README "Retrieval")
+FOCUS_BOOST = 100.0
+#: a decision at least this confident counts only for the reading it chose
 CONFIDENT = 0.5
+#: a document's unsure decision counts for a reading by (p(reading) / p(chosen)) ** this
+DOC_SOFTNESS = 0.5
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,34 +87,47 @@ def concept_labels(store: Store, iris: Iterable[str], lang: str) -> dict[str, st
 MATCH_MODES = ("candidate", "body", "agreement")
 
 
-def _decision_weights(store: Store, decisions: set[str]) -> dict[str, dict[str, float]]:
-    """decision IRI → concept → how much a document annotation decided by it counts for the concept.
+def reading_weights(scores: Mapping[str, float], chosen: str | None, confidence: float,
+                    document: bool) -> dict[str, float]:
+    """How much a decision counts for each concept it considered.
 
-    The chosen concept counts fully. A reading the decision did not choose counts only as much
-    as the decision was unsure, ``1 - confidence``, and not at all once the decision is
-    confident (``CONFIDENT``): a confident rejection keeps the document out; an unsure one lets it
-    sink below the documents that agree. (Chosen on the
-    en-sense-dev retrieval set against strict matching, which dropped nDCG@10 from 0.686 to 0.513
-    with the same selector, because every document-side error then became a lost document.)
+    ``scores``: the decision's probability of each candidate concept. A confident decision
+    (``confidence >= CONFIDENT``) or one without scores counts 1 for its chosen concept and 0 for
+    the others. An unsure one counts for every reading: on the question side by its probability
+    (the weights of a mention sum to 1, as label matching's 1/n do), on a document's side by
+    ``(p / p_chosen) ** DOC_SOFTNESS`` (the chosen reading 1, a near-tie almost 1).
     """
+    if chosen is None:
+        return {}
+    total = sum(scores.values())
+    if confidence >= CONFIDENT or total <= 0 or len(scores) < 2:
+        return {chosen: 1.0}
+    if not document:
+        return {c: p / total for c, p in scores.items() if p > 0}
+    top = max(scores.get(chosen, 0.0), max(scores.values()))
+    return {c: (p / top) ** DOC_SOFTNESS for c, p in scores.items() if p > 0}
+
+
+def _decision_weights(store: Store, decisions: set[str]) -> dict[str, dict[str, float]]:
+    """decision IRI → concept → how much a document annotation decided by it counts for the
+    concept (:func:`reading_weights`, document side)."""
     if not decisions:
         return {}
     rows = store.select("select-decisions", values=Values.column("decision", [NamedNode(d) for d in decisions]))
-    concepts: dict[str, set[str]] = defaultdict(set)
+    scores: dict[str, dict[str, float]] = defaultdict(dict)
     chosen: dict[str, str | None] = {}
     confidence: dict[str, float] = {}
+    seen: set[tuple[str, str]] = set()
     for r in rows:
         d = r["decision"].value
-        concepts[d].add(r["candConcept"].value)
+        cand = (r.get("candSense") or r["candConcept"]).value
+        if (d, cand) not in seen:  # one score per candidate sense, summed per concept
+            seen.add((d, cand))
+            c = r["candConcept"].value
+            scores[d][c] = scores[d].get(c, 0.0) + float(r["score"].value)
         chosen[d] = r["chosenConcept"].value if "chosenConcept" in r else None
         confidence[d] = float(r["confidence"].value)
-    return {d: {c: 1.0 if c == chosen[d] else _rejected_weight(confidence[d]) for c in cs}
-            for d, cs in concepts.items()}
-
-
-def _rejected_weight(confidence: float) -> float:
-    """Weight of a reading a decision rejected: none once the decision is confident."""
-    return 1.0 - confidence if confidence < CONFIDENT else 0.0
+    return {d: reading_weights(scores[d], chosen[d], confidence[d], document=True) for d in scores}
 
 
 def rank(store: Store, concepts: list[QueryConcept], k: int, lang: str, match: str = "agreement",
@@ -117,8 +137,7 @@ def rank(store: Store, concepts: list[QueryConcept], k: int, lang: str, match: s
     ``match``: ``candidate`` — a document annotation counts for every concept among its
     candidates (label matching); ``body`` — only for the concept its decision chose;
     ``agreement`` (default) — for each candidate concept with the weight the document's own
-    decision gives it (:func:`_decision_weights`): fully for the reading it chose, ``1 -
-    confidence`` for a reading it rejected. An unambiguous annotation weighs 1.
+    decision gives it (:func:`reading_weights`). An unambiguous annotation weighs 1.
     """
     if match not in MATCH_MODES:
         raise ValueError(f"match must be one of {MATCH_MODES}")

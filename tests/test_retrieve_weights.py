@@ -1,0 +1,40 @@
+"""How a decision's readings weigh in retrieval (question side and document side)."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from kg_rag.retrieve import CONFIDENT, DOC_SOFTNESS, reading_weights
+
+SCORES = {"a": 0.5, "b": 0.3, "c": 0.2}
+
+
+def test_confident_decision_counts_only_its_choice() -> None:
+    for document in (True, False):
+        assert reading_weights(SCORES, "a", CONFIDENT, document) == {"a": 1.0}
+        assert reading_weights(SCORES, "a", 0.9, document) == {"a": 1.0}
+
+
+def test_unsure_question_spreads_one_unit_over_its_readings() -> None:
+    w = reading_weights(SCORES, "a", 0.2, document=False)
+    assert w == pytest.approx({"a": 0.5, "b": 0.3, "c": 0.2})
+    assert sum(w.values()) == pytest.approx(1.0)
+    # unnormalised scores are normalised
+    assert reading_weights({"a": 2.0, "b": 2.0}, "a", 0.0, document=False) == {"a": 0.5, "b": 0.5}
+
+
+def test_unsure_document_counts_readings_relative_to_its_choice() -> None:
+    w = reading_weights(SCORES, "a", 0.2, document=True)
+    assert w["a"] == 1.0
+    assert w["b"] == pytest.approx((0.3 / 0.5) ** DOC_SOFTNESS)
+    assert w["c"] == pytest.approx((0.2 / 0.5) ** DOC_SOFTNESS)
+    assert w["a"] > w["b"] > w["c"] > 0
+
+
+def test_readings_without_probability_and_unresolved_decisions_count_nothing() -> None:
+    assert reading_weights({"a": 0.7, "b": 0.0}, "a", 0.1, document=True) == {"a": 1.0}
+    assert reading_weights(SCORES, None, 0.1, document=True) == {}
+    assert reading_weights({}, "a", 0.1, document=False) == {"a": 1.0}
+    assert all(math.isfinite(v) for v in reading_weights(SCORES, "c", 0.0, document=True).values())
