@@ -46,7 +46,9 @@ typecheck: $(VENV)/.installed
 	$(VENV)/bin/mypy
 
 eval: $(VENV)/.installed
-	$(PY) -m kg_rag.eval.report --shared $(SHARED)
+	@if [ ! -d "$(SHARED)/wsd" ]; then \
+	  echo "eval: skipped: the shared data folder $(SHARED) is absent (make eval SHARED=PATH)"; \
+	else $(PY) -m kg_rag.eval.report --shared $(SHARED); fi
 
 ## make bench: side-by-side benchmarks against peers (not part of make test); BENCH_ARGS="--scale full"
 bench: $(VENV)/.installed

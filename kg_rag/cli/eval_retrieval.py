@@ -8,8 +8,6 @@ import sys
 from ..api import KnowledgeGraph
 from .common import print_json, progress_enabled, store_from_args
 
-METRICS = ("ndcg@10", "p@1", "p@5", "mrr@10", "recall@10")
-
 
 def register_retrieval(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p = sub.add_parser("retrieval", help="retrieval quality per --wsd mode on a BEIR folder (nDCG@10, P@1, …)",
@@ -46,14 +44,5 @@ def cmd_retrieval(args: argparse.Namespace) -> int:
     if args.json:
         print_json(rep.as_dict())
         return 0
-    print(f"{rep.queries} queries; corpus indexed in {rep.seconds.get('index', 0):.1f} s")
-    print("| mode | " + " | ".join(METRICS) + " | no concept |")
-    print("|---|" + "---:|" * (len(METRICS) + 1))
-    for mode, m in rep.modes.items():
-        cells = " | ".join(f"{m.get(k, 0.0):.3f}" for k in METRICS)
-        print(f"| {mode} | {cells} | {rep.failures.get(mode, '-')} |")
-    for mode, llm in rep.llm.items():
-        print(f"{mode}: {llm['calls']} LLM calls, {llm['tokens_in']} tokens in, {llm['tokens_out']} out")
-    for p in rep.problems:
-        print(f"note: {p}")
+    print(rep.table())
     return 0

@@ -1,7 +1,8 @@
-"""``make eval``: run the WSD evaluations on the shared development sets and write a report.
+"""``make eval``: run the WSD and retrieval evaluations on the shared development sets and write
+a report.
 
-Writes ``eval/out/wsd.md`` (Markdown tables) and ``eval/out/wsd.png`` (F1 bar chart, matplotlib)
-— ``eval/out/`` is git-ignored. The store needs the lexicons: those missing are loaded into it
+Writes ``eval/out/wsd.md`` and ``eval/out/retrieval.md`` (Markdown tables) with ``wsd.png`` (F1)
+and ``retrieval.png`` (nDCG@10, P@1) bar charts (matplotlib) — ``eval/out/`` is git-ignored. The store needs the lexicons: those missing are loaded into it
 first (``--store``, default ``~/.cache/kg-rag/eval-store``; OEWN takes a few minutes once).
 
     python -m kg_rag.eval.report --shared ../shared/data [--store DIR] [--out eval/out]
@@ -16,9 +17,13 @@ from pathlib import Path
 
 from ..store import Store
 from ..text import for_terminal
+from .retrieval import RetrievalReport
 from .wsd import SystemResult, WsdReport
 
 log = logging.getLogger(__name__)
+
+#: retrieval modes compared on every BEIR folder of ``shared/retrieval`` (bm25: the reference row)
+RETRIEVAL_MODES = ("none", "knowledge", "first-sense", "bm25")
 
 #: (name, corpus stem, language, lexicon files it needs)
 DEV_SETS: tuple[tuple[str, str, str, tuple[str, ...]], ...] = (
@@ -56,30 +61,48 @@ def wsd_table(report: WsdReport) -> str:
     return "\n".join(lines)
 
 
-def chart(reports: list[tuple[str, WsdReport]], path: Path) -> None:
+def _bars(groups: list[str], series: dict[str, list[float]], ylabel: str, ylim: float, title: str,
+          path: Path) -> None:
+    """A grouped bar chart: one group per data set, one bar per system."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    names = [n for n, _ in reports]
-    systems = [r.system.name for _, r in reports[:1]] + list(reports[0][1].baselines) if reports else []
     fig, ax = plt.subplots(figsize=(7, 3.5))
-    width = 0.8 / max(len(systems), 1)
-    for k, sysname in enumerate(systems):
+    width = 0.8 / max(len(series), 1)
+    for k, (name, vals) in enumerate(series.items()):
+        ax.bar([i + k * width for i in range(len(groups))], vals, width, label=name)
+    ax.set_xticks([i + width * (len(series) - 1) / 2 for i in range(len(groups))], groups)
+    ax.set_ylabel(ylabel)
+    ax.set_ylim(0, ylim)
+    ax.legend(loc="upper right", fontsize=8)
+    ax.set_title(title)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+def chart(reports: list[tuple[str, WsdReport]], path: Path) -> None:
+    """F1 of the selector and the baselines on each WSD set."""
+    systems = [reports[0][1].system.name, *reports[0][1].baselines] if reports else []
+    series: dict[str, list[float]] = {}
+    for sysname in systems:
         vals = []
         for _, r in reports:
             res = r.system if r.system.name == sysname else r.baselines.get(sysname)
             vals.append(res.total.f1 * 100 if res else 0.0)
-        ax.bar([i + k * width for i in range(len(names))], vals, width, label=sysname)
-    ax.set_xticks([i + width * (len(systems) - 1) / 2 for i in range(len(names))], names)
-    ax.set_ylabel("F1")
-    ax.set_ylim(0, 100)
-    ax.legend(loc="upper right", fontsize=8)
-    ax.set_title("kg-rag WSD on the development sets")
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+        series[sysname] = vals
+    _bars([n for n, _ in reports], series, "F1", 100, "kg-rag WSD on the development sets", path)
+
+
+def retrieval_chart(reports: list[tuple[str, RetrievalReport]], path: Path) -> None:
+    """nDCG@10 and P@1 of every mode on each retrieval set."""
+    groups = [f"{n} {m}" for n, _ in reports for m in ("nDCG@10", "P@1")]
+    modes = list(dict.fromkeys(mode for _, r in reports for mode in r.modes))
+    series = {mode: [r.modes.get(mode, {}).get(k, 0.0) for _, r in reports for k in ("ndcg@10", "p@1")]
+              for mode in modes}
+    _bars(groups, series, "score", 1.0, "kg-rag retrieval on the development sets", path)
 
 
 def _ensure_loaded(store: Store, wordnet: Path, files: tuple[str, ...]) -> None:
@@ -93,6 +116,22 @@ def _ensure_loaded(store: Store, wordnet: Path, files: tuple[str, ...]) -> None:
         if f"{ID}source/{stem}" not in have:
             print(f"loading {f} into the evaluation store (once)", file=sys.stderr)
             load_file(store, wordnet / f)
+
+
+def _retrieval(store: Store, shared: Path) -> list[tuple[str, RetrievalReport]]:
+    """Every BEIR folder under ``shared/retrieval`` with label matching, the selectors and BM25
+    (English: needs Open English WordNet, loaded by the WSD sets before)."""
+    from ..api import KnowledgeGraph
+    from .retrieval import evaluate_retrieval
+
+    folders = sorted(p.parent for p in (shared / "retrieval").glob("*/corpus.jsonl"))
+    out = []
+    for folder in folders:
+        _ensure_loaded(store, shared / "wordnet", ("english-wordnet-2025.xml.gz",))
+        rep = evaluate_retrieval(KnowledgeGraph(store), folder, RETRIEVAL_MODES)
+        out.append((folder.name, rep))
+        print(f"retrieval on {folder.name}\n{rep.table()}\n")
+    return out
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -126,14 +165,23 @@ def main(argv: list[str] | None = None) -> int:
                 rep = evaluate(store, selector, data, gold, lang=lang)
                 reports.append((name, rep))
                 print(wsd_table(rep) + "\n")
+            retrieval = _retrieval(store, shared)
     except KgRagError as e:
         print(f"eval: error: {e}", file=sys.stderr)
         return e.exit_code
-    md = "# kg-rag evaluation\n\n" + "\n\n".join(wsd_table(r) for _, r in reports) + "\n"
+    md = "# kg-rag evaluation: word sense disambiguation\n\n" + "\n\n".join(wsd_table(r) for _, r in reports) + "\n"
     (out / "wsd.md").write_text(md, encoding="utf-8")
+    written = [out / "wsd.md"]
     if reports:
         chart(reports, out / "wsd.png")
-    print(f"wrote {out / 'wsd.md'} and {out / 'wsd.png'}", file=sys.stderr)
+        written.append(out / "wsd.png")
+    if retrieval:
+        md = "# kg-rag evaluation: retrieval\n\n" + "\n\n".join(
+            f"## {name}\n\n{rep.table()}" for name, rep in retrieval) + "\n"
+        (out / "retrieval.md").write_text(md, encoding="utf-8")
+        retrieval_chart(retrieval, out / "retrieval.png")
+        written += [out / "retrieval.md", out / "retrieval.png"]
+    print("wrote " + ", ".join(str(p) for p in written), file=sys.stderr)
     return 0
 
 

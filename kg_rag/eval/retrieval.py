@@ -159,6 +159,9 @@ def bm25_run(data: BeirSet, k: int) -> dict[str, list[str]]:
     return run
 
 
+METRICS = ("ndcg@10", "p@1", "p@5", "mrr@10", "recall@10")
+
+
 @dataclass(slots=True)
 class RetrievalReport:
     queries: int
@@ -171,6 +174,20 @@ class RetrievalReport:
     def as_dict(self) -> dict[str, Any]:
         return {"queries": self.queries, "modes": self.modes, "failures": self.failures,
                 "llm": self.llm, "seconds": self.seconds, "problems": self.problems}
+
+    def table(self) -> str:
+        """The report as Markdown: one row per mode, then LLM usage and notes."""
+        lines = [f"{self.queries} queries; corpus indexed in {self.seconds.get('index', 0):.1f} s", "",
+                 "| mode | " + " | ".join(METRICS) + " | no concept |",
+                 "|---|" + "---:|" * (len(METRICS) + 1)]
+        for mode, m in self.modes.items():
+            cells = " | ".join(f"{m.get(k, 0.0):.3f}" for k in METRICS)
+            lines.append(f"| {mode} | {cells} | {self.failures.get(mode, '-')} |")
+        for mode, llm in self.llm.items():
+            lines.append(f"{mode}: {llm['calls']} LLM calls, {llm['tokens_in']} tokens in, "
+                         f"{llm['tokens_out']} out")
+        lines += [f"note: {p}" for p in self.problems]
+        return "\n".join(lines)
 
 
 def evaluate_retrieval(kg: KnowledgeGraph, folder: str | Path, modes: Sequence[str], k: int = 10,
