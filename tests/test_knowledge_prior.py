@@ -9,6 +9,7 @@ import pytest
 from senses_fixture import ILI, bd_candidates, fruit_candidates, load_fixture
 
 from kg_rag.model import Mention, SelectionRequest
+from kg_rag.senses import prior
 from kg_rag.senses.evidence import fetch_evidence
 from kg_rag.senses.graph import knowledge_base
 from kg_rag.senses.knowledge import KnowledgeSelector
@@ -22,7 +23,9 @@ def store(mem_store: EmbeddedStore, tmp_path: Path, monkeypatch: pytest.MonkeyPa
     return load_fixture(mem_store)
 
 
-def test_english_frequency_counts_gloss_use_and_sense_rank(store: EmbeddedStore) -> None:
+def test_english_frequency_counts_gloss_use_and_sense_rank(store: EmbeddedStore,
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(prior, "MIN_CORPUS", 0)  # the fixture's glosses taken as a corpus
     kb = knowledge_base(store, disk_cache=False)
     # 'branch' (first sense of i8) is used in the definition of i10 ("... a trunk and branches");
     # 'fabric' (first sense of i7) in no definition
@@ -35,7 +38,15 @@ def test_english_frequency_counts_gloss_use_and_sense_rank(store: EmbeddedStore)
     assert english_prior(kb, [None]) == [pytest.approx(math.log(0.1))]
 
 
-def test_hebrew_mention_without_context_follows_the_english_frequency(store: EmbeddedStore) -> None:
+def test_a_small_dictionary_gives_a_flat_prior(store: EmbeddedStore) -> None:
+    """A handful of glosses is no corpus: every concept with an English lemma weighs the same."""
+    kb = knowledge_base(store, disk_cache=False)
+    assert english_frequency(kb, kb.index[ILI + "i8"]) == english_frequency(kb, kb.index[ILI + "i7"]) == 1.0
+
+
+def test_hebrew_mention_without_context_follows_the_english_frequency(
+        store: EmbeddedStore, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(prior, "MIN_CORPUS", 0)
     text = "הם קנו הבדים"
     cands = bd_candidates()
     start = text.index("הבדים")
@@ -47,8 +58,8 @@ def test_hebrew_mention_without_context_follows_the_english_frequency(store: Emb
     assert sel.reason.startswith("prior")
 
 
-def test_no_pagerank_outside_english(store: EmbeddedStore) -> None:
-    """PPR lowered es/fr: for a non-English mention it is not run, and the reason says so."""
+def test_context_still_counts_outside_english(store: EmbeddedStore) -> None:
+    """The English-frequency prior is one signal: PPR and Lesk still run for a Hebrew mention."""
     text = "הפירות העמיסו על הבדים"
     fruit = Mention(0, 6, "הפירות", "he", fruit_candidates())
     cands = bd_candidates()
@@ -57,6 +68,7 @@ def test_no_pagerank_outside_english(store: EmbeddedStore) -> None:
                            fetch_evidence(store, cands), (fruit,))
     sel = KnowledgeSelector(store)
     [comp] = sel.components([req])
-    assert comp is not None and comp.has_seeds and comp.key == "xl"
-    assert comp.ppr == [0.0, 0.0] and comp.en_prior is not None
-    assert sel.decide(req, comp).reason == "prior+lesk"
+    assert comp is not None and comp.has_seeds and comp.key == "xl" and comp.en_prior is not None
+    assert comp.ppr[1] > comp.ppr[0]  # the fruit's concept is a neighbour of 'branch'
+    decided = sel.decide(req, comp)
+    assert decided.reason == "prior+ppr+lesk" and decided.chosen == cands[1]

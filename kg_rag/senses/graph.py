@@ -80,6 +80,7 @@ class KnowledgeBase:
     _cited: tuple[np.ndarray, np.ndarray] | None = None
     idf: np.ndarray | None = None
     df: np.ndarray | None = None
+    cache: dict[str, object] = field(default_factory=dict)  # derived tables (kg_rag.senses.prior)
 
     def __post_init__(self) -> None:
         self.index = {n: i for i, n in enumerate(self.nodes)}
