@@ -9,6 +9,7 @@ import logging
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import replace
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -121,6 +122,32 @@ class KnowledgeGraph:
         graphs = [provenance.doc_iri(i) for i in doc_ids]
         if graphs:
             self.store.apply(Change(drop_graphs=graphs))
+
+    def questions(self) -> list[dict[str, str]]:
+        """Every recorded question (``ask``/``annotate`` keep one graph per distinct question,
+        language and selector), newest first."""
+        rows = self.store.select("select-questions")
+        return [{"iri": r["q"].value, "text": r["text"].value, "lang": r["lang"].value,
+                 "time": r["time"].value} for r in rows]
+
+    def forget_questions(self, older_than: datetime | None = None,
+                         iris: Iterable[str] | None = None) -> int:
+        """Drop recorded questions — those asked before ``older_than``, or the given ``iris``,
+        or all of them — in one update; returns how many. Their decisions stay (documents may
+        share them, and they are reused when the question comes again)."""
+        if older_than is not None and older_than.tzinfo is None:
+            raise InputError("older_than needs a time zone (e.g. datetime.now(timezone.utc))")
+        wanted = set(iris) if iris is not None else None
+        drop = []
+        for q in self.questions():
+            if wanted is not None and q["iri"] not in wanted:
+                continue
+            if older_than is not None and datetime.fromisoformat(q["time"]) >= older_than:
+                continue
+            drop.append(q["iri"])
+        if drop:
+            self.store.apply(Change(drop_graphs=[NamedNode(i) for i in drop]))
+        return len(drop)
 
     def documents(self) -> list[dict[str, str]]:
         rows = self.store.select("select-documents")

@@ -70,6 +70,18 @@ def test_eval_retrieval_on_demo_vocabulary(tmp_path: Path) -> None:
     assert rep.modes["knowledge"]["p@1"] == 1.0
     assert rep.modes["knowledge"]["ndcg@10"] >= rep.modes["none"]["ndcg@10"]
     assert kg.documents() == []  # the corpus was removed again
+    assert kg.questions() == []  # and so were the questions the run recorded
+
+
+def test_eval_retrieval_keeps_questions_asked_before_and_everything_with_keep(tmp_path: Path) -> None:
+    folder = write_beir(tmp_path / "beir")
+    kg = KnowledgeGraph(EmbeddedStore(":memory:"))
+    kg.load([DEMO / "thesaurus.ttl", DEMO / "dictionary.ttl"])
+    mine = kg.ask(QUERIES[0][1], lang="en", wsd="knowledge").question_iri
+    evaluate_retrieval(kg, folder, ["knowledge"], k=10)
+    assert [q["iri"] for q in kg.questions()] == [mine]
+    evaluate_retrieval(kg, folder, ["knowledge"], k=10, keep=True)
+    assert len(kg.documents()) == len(CORPUS) and len(kg.questions()) == len(QUERIES)
 
 
 def test_cli_json_and_bad_folders(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -18,7 +18,7 @@ def register_retrieval(sub: argparse._SubParsersAction) -> None:  # type: ignore
                    help="comma-separated modes: none, knowledge, llm, first-sense, random (default none,knowledge); "
                         "bm25 is always added as the reference row")
     p.add_argument("-k", type=int, default=10)
-    p.add_argument("--keep", action="store_true", help="keep the indexed corpus in the store")
+    p.add_argument("--keep", action="store_true", help="keep the indexed corpus and the questions it recorded in the store")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_retrieval)
 

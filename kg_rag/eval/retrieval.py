@@ -1,7 +1,7 @@
 """``kg-rag eval retrieval``: BEIR-layout retrieval evaluation of label matching vs sense selection.
 
-The corpus is indexed into the store (its own document graphs, removed afterwards unless
-``keep``); every query is asked in its language, with its ``metadata.start/end`` as the focus when
+The corpus is indexed into the store (its own document graphs, removed afterwards with the
+questions the run recorded, unless ``keep``); every query is asked in its language, with its ``metadata.start/end`` as the focus when
 present; a corpus document with the query's own ``_id`` is excluded (BEIR ignore-identical-ids).
 Other metadata (gold senses, lemmas) is never read.
 """
@@ -198,6 +198,8 @@ def evaluate_retrieval(kg: KnowledgeGraph, folder: str | Path, modes: Sequence[s
     kg.index_documents(data.corpus)
     rep.seconds["index"] = round(time.perf_counter() - t0, 2)
     corpus_ids = {d.id for d in data.corpus}
+    had = {g.value for g in kg.store.named_graphs()}
+    asked: set[str] = set()
     try:
         for mode in modes:
             t1 = time.perf_counter()
@@ -209,6 +211,7 @@ def evaluate_retrieval(kg: KnowledgeGraph, folder: str | Path, modes: Sequence[s
                     try:
                         a = kg.ask(q.text, lang=q.lang, k=k, wsd=mode, focus=q.focus, exclude_ids={q.id})
                         run[q.id] = [r.doc_id for r in a.results if r.doc_id in corpus_ids]
+                        asked.add(a.question_iri)
                         calls, tin, tout = calls + a.llm_calls, tin + a.tokens_in, tout + a.tokens_out
                     except InputError as e:  # a query with no known concept ranks nothing; counted
                         log.info("query %s: %s", q.id, e)
@@ -222,6 +225,7 @@ def evaluate_retrieval(kg: KnowledgeGraph, folder: str | Path, modes: Sequence[s
             rep.modes[mode] = score_run(run, data.qrels, k)
             rep.seconds[mode] = round(time.perf_counter() - t1, 2)
     finally:
-        if not keep:
+        if not keep:  # the corpus and the questions this run recorded (not ones asked before)
             kg.delete_many(d.id for d in data.corpus)
+            kg.forget_questions(iris=asked - had)
     return rep
