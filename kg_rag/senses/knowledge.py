@@ -63,17 +63,16 @@ class Weights:
 
 
 #: Chosen on semeval2007 (455 instances, OEWN 2025, window 1) by a grid over alpha x ppr x hub x
-#: lesk: first sense 55.2 F1; PPR alone 40.0, Lesk alone 40.4; this combination 56.5. Per-POS
+#: lesk: first sense 55.2 F1; PPR alone 40.0, Lesk alone 40.4; this combination 56.3 (2-hop
+#: PPR), 56.5 with the case filter; leave-one-document-out over alpha x ppr x lesk 56.3. Per-POS
 #: weights gained one or two instances more (nouns 2/0.2/0.12, verbs 2/0.5/0.03) — not used
-#: (too few instances to trust). With the case filter 56.5; leave-one-document-out over
-#: alpha x ppr x lesk 56.3. See README "Evaluation".
+#: (too few instances to trust). See README "Evaluation".
 DEFAULT_WEIGHTS = Weights(alpha=1.0, ppr=0.3, hub=0.0, lesk=0.01, neighbours=0.5)
 #: Mentions outside English ("xl", prior from :mod:`kg_rag.senses.prior`): the English context
 #: weights, only alpha chosen on semeval2013-dev es/fr (316 instances, 6 documents): 67.6 / 65.5
 #: F1 (alpha 1-4: 66.9-68.2 / 63.7-65.5; leave-one-document-out 66.9 / 63.7). Less context
 #: scores higher on these sets (alpha 3, ppr 0, lesk 0.005: 70.9 / 67.3; cross-validated 65.5 /
-#: 65.5) but lets a small difference of English frequency overrule strong context evidence
-#: (the demo's fabric text read as "branches"). See README "Evaluation".
+#: 65.5) but then the context hardly ever overrules the English frequency. README "Evaluation".
 XL_WEIGHTS = Weights(alpha=2.0, ppr=0.3, lesk=0.01, neighbours=0.5)
 WEIGHTS: dict[str, Weights] = {"": DEFAULT_WEIGHTS, "xl": XL_WEIGHTS}
 
