@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 from pyoxigraph import NamedNode
 
+from .cache import PerStore
 from .model import MatchedConcept, Result
 from .store import Store, Values
 from .text import base_language
@@ -108,26 +109,37 @@ def reading_weights(scores: Mapping[str, float], chosen: str | None, confidence:
     return {c: (p / top) ** DOC_SOFTNESS for c, p in scores.items() if p > 0}
 
 
+@dataclass(frozen=True, slots=True)
+class _Decision:
+    scores: tuple[tuple[str, float], ...]   # concept → probability (summed over its senses)
+    chosen: str | None
+    confidence: float
+
+
+#: decisions never change under their IRI (a hash of selector, mention, candidates and context)
+_DECISIONS: PerStore[str, _Decision] = PerStore(200_000)
+
+
 def _decision_weights(store: Store, decisions: set[str]) -> dict[str, dict[str, float]]:
     """decision IRI → concept → how much a document annotation decided by it counts for the
     concept (:func:`reading_weights`, document side)."""
-    if not decisions:
-        return {}
-    rows = store.select("select-decisions", values=Values.column("decision", [NamedNode(d) for d in decisions]))
-    scores: dict[str, dict[str, float]] = defaultdict(dict)
-    chosen: dict[str, str | None] = {}
-    confidence: dict[str, float] = {}
-    seen: set[tuple[str, str]] = set()
-    for r in rows:
-        d = r["decision"].value
-        cand = (r.get("candSense") or r["candConcept"]).value
-        if (d, cand) not in seen:  # one score per candidate sense, summed per concept
-            seen.add((d, cand))
-            c = r["candConcept"].value
+    cache = _DECISIONS.of(store)
+    known = {d: hit for d in decisions if (hit := cache.get(d)) is not None}
+    missing = [NamedNode(d) for d in decisions if d not in known]
+    if missing:
+        scores: dict[str, dict[str, float]] = defaultdict(dict)
+        chosen: dict[str, str | None] = {}
+        confidence: dict[str, float] = {}
+        for r in store.select("select-decision-scores", values=Values.column("decision", missing)):
+            d, c = r["decision"].value, r["candConcept"].value  # one row per candidate sense
             scores[d][c] = scores[d].get(c, 0.0) + float(r["score"].value)
-        chosen[d] = r["chosenConcept"].value if "chosenConcept" in r else None
-        confidence[d] = float(r["confidence"].value)
-    return {d: reading_weights(scores[d], chosen[d], confidence[d], document=True) for d in scores}
+            chosen[d] = r["chosenConcept"].value if "chosenConcept" in r else None
+            confidence[d] = float(r["confidence"].value)
+        for d in scores:
+            known[d] = _Decision(tuple(scores[d].items()), chosen[d], confidence[d])
+            cache.put(d, known[d])
+    return {d: reading_weights(dict(x.scores), x.chosen, x.confidence, document=True)
+            for d, x in known.items()}
 
 
 def rank(store: Store, concepts: list[QueryConcept], k: int, lang: str, match: str = "agreement",
@@ -151,18 +163,17 @@ def rank(store: Store, concepts: list[QueryConcept], k: int, lang: str, match: s
     dec_weights = (_decision_weights(store, {r["dec"].value for r in rows if "dec" in r})
                    if match == "agreement" else {})
     df: dict[str, set[str]] = defaultdict(set)
-    hits: dict[str, dict[str, list[tuple[int, int, int, int]]]] = defaultdict(lambda: defaultdict(list))
-    tfw: dict[str, dict[str, dict[tuple[int, int], float]]] = defaultdict(lambda: defaultdict(dict))
+    hits: dict[str, dict[str, list[str]]] = defaultdict(lambda: defaultdict(list))  # doc → concept → annotations
+    tfw: dict[str, dict[str, dict[str, float]]] = defaultdict(lambda: defaultdict(dict))
     for r in rows:
-        c, d = r["concept"].value, r["doc"].value
-        span = (int(r["start"].value), int(r["end"].value))
+        c, d, ann = r["concept"].value, r["doc"].value, r["ann"].value
         w = 1.0
         if match == "agreement" and "dec" in r:
             w = dec_weights.get(r["dec"].value, {}).get(c, 0.0)
         df[c].add(d)
-        tfw[d][c][span] = max(tfw[d][c].get(span, 0.0), w)
+        tfw[d][c][ann] = max(tfw[d][c].get(ann, 0.0), w)
         if w > 0:
-            hits[d][c].append(span + (int(r["pstart"].value), int(r["pend"].value)))
+            hits[d][c].append(ann)
     scored: list[tuple[float, str]] = []
     for d, per_concept in hits.items():
         s = 0.0
@@ -179,6 +190,7 @@ def rank(store: Store, concepts: list[QueryConcept], k: int, lang: str, match: s
     if want:
         for r in store.select("select-document-texts", values=Values.column("doc", [NamedNode(d) for d in want])):
             texts[r["doc"].value] = r
+    spans = _spans(store, [a for d in want for anns in hits[d].values() for a in anns])
     labels = concept_labels(store, [c for d in want for c in hits[d]], lang)
     results: list[Result] = []
     for s, d in scored:
@@ -190,8 +202,21 @@ def rank(store: Store, concepts: list[QueryConcept], k: int, lang: str, match: s
         doc_id = info["id"].value
         if doc_id in exclude_ids:
             continue
-        results.append(_result(d, s, info, hits[d], weight, labels))
+        located = {c: [spans[a] for a in anns if a in spans] for c, anns in hits[d].items()}
+        results.append(_result(d, s, info, located, weight, labels))
     return results
+
+
+def _spans(store: Store, anns: list[str]) -> dict[str, tuple[int, int, int, int]]:
+    """annotation IRI → (start, end, passage start, passage end)."""
+    out: dict[str, tuple[int, int, int, int]] = {}
+    anns = list(dict.fromkeys(anns))
+    if anns:
+        rows = store.select("select-annotation-spans", values=Values.column("ann", [NamedNode(a) for a in anns]))
+        for r in rows:
+            out[r["ann"].value] = (int(r["start"].value), int(r["end"].value),
+                                   int(r["pstart"].value), int(r["pend"].value))
+    return out
 
 
 def _result(doc: str, score: float, info: Mapping[str, object],

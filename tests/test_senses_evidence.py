@@ -6,7 +6,7 @@ from pyoxigraph import Literal, NamedNode, Quad
 from senses_fixture import EN, HE, ILI, bank_candidates, bd_candidates, load_fixture
 
 from kg_rag.model import Candidate, LangText
-from kg_rag.senses.evidence import _cache, clear_cache, fetch_evidence
+from kg_rag.senses.evidence import _CACHES, clear_cache, fetch_evidence
 from kg_rag.store import Change, EmbeddedStore
 
 
@@ -51,7 +51,7 @@ def test_concept_evidence_is_cached(mem_store: EmbeddedStore) -> None:
     store = load_fixture(mem_store)
     clear_cache(store)
     fetch_evidence(store, bank_candidates())
-    assert _cache(store).get(ILI + "i1") is not None
+    assert _CACHES.of(store).get(ILI + "i1") is not None
     # a cached concept is not queried again: remove its definition and it is still served
     g = NamedNode("https://w3id.org/kg-rag/id/source/fix-en")
     store.apply(Change(delete=[Quad(NamedNode(ILI + "i1"), NamedNode("http://www.w3.org/2004/02/skos/core#definition"),

@@ -10,14 +10,12 @@ shared by every mention that can mean the concept, so it is kept in a per-store 
 from __future__ import annotations
 
 import logging
-import threading
-import weakref
-from collections import OrderedDict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from pyoxigraph import Literal, NamedNode
 
+from ..cache import PerStore
 from ..model import Candidate, LangText, SenseEvidence
 from ..store import Store, Values
 from ..text import base_language, nfc
@@ -51,41 +49,12 @@ class _Parts:
         return cls({}, {}, {}, {}, {}, {})
 
 
-class _LRU:
-    def __init__(self, size: int) -> None:
-        self.size = size
-        self.data: OrderedDict[str, ConceptEvidence] = OrderedDict()
-        self.lock = threading.Lock()
-
-    def get(self, key: str) -> ConceptEvidence | None:
-        with self.lock:
-            v = self.data.get(key)
-            if v is not None:
-                self.data.move_to_end(key)
-            return v
-
-    def put(self, key: str, value: ConceptEvidence) -> None:
-        with self.lock:
-            self.data[key] = value
-            self.data.move_to_end(key)
-            while len(self.data) > self.size:
-                self.data.popitem(last=False)
-
-
-_CACHES: weakref.WeakKeyDictionary[Store, _LRU] = weakref.WeakKeyDictionary()
-
-
-def _cache(store: Store) -> _LRU:
-    c = _CACHES.get(store)
-    if c is None:
-        c = _LRU(CACHE_SIZE)
-        _CACHES[store] = c
-    return c
+_CACHES: PerStore[str, ConceptEvidence] = PerStore(CACHE_SIZE)
 
 
 def clear_cache(store: Store) -> None:
     """Forget cached concept evidence (after loading or dropping a source)."""
-    _CACHES.pop(store, None)
+    _CACHES.clear(store)
 
 
 def _text(term: object) -> LangText:
@@ -118,7 +87,7 @@ def _chunks(items: Sequence[str], n: int) -> Iterable[Sequence[str]]:
 
 def concept_evidence(store: Store, concepts: Iterable[str]) -> dict[str, ConceptEvidence]:
     """Concept-level evidence for each IRI (cached)."""
-    cache = _cache(store)
+    cache = _CACHES.of(store)
     out: dict[str, ConceptEvidence] = {}
     missing: list[str] = []
     for c in dict.fromkeys(concepts):
