@@ -7,7 +7,7 @@ import time
 
 import pytest
 from llm_paper import RIGHT, paper_requests
-from llm_server import KEY, LlmServer, Reply, answer, choose, selector_for
+from llm_server import KEY, LlmServer, Reply, answer, choose, mention_blocks, selector_for
 
 from kg_rag.errors import ConfigError, RateLimitedError, SelectionError
 from kg_rag.model import Selection
@@ -235,3 +235,26 @@ def test_retry_after_header_forms() -> None:
     later = format_datetime(datetime.now(timezone.utc) + timedelta(seconds=120), usegmt=True)
     assert 100 < (retry_after({"retry-after": later}) or 0) <= 120
     assert retry_after({"retry-after": "soon"}) is None and retry_after({}) is None
+
+
+def test_many_mentions_go_in_several_requests_in_text_order(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A long document does not become one prompt asking for more output than a model gives."""
+    import kg_rag.senses.llm as llm
+
+    monkeypatch.setattr(llm, "MAX_MENTIONS", 3)
+    reqs = paper_requests() * 2  # 8 mentions → requests of 3, 3, 2
+    with LlmServer(choose(RIGHT)) as srv:
+        sel = selector_for(srv)
+        out = sel.select(reqs)
+    assert chosen_names(out) == ["branch", "wilderness", "self-restraint", "rooster"] * 2
+    assert [len(mention_blocks(r.user)) for r in srv.chat_requests] == [3, 3, 2]
+    shas = [s.llm.prompt_sha256 for s in out]  # type: ignore[union-attr]
+    assert shas[0] == shas[2] != shas[3] == shas[5] != shas[6] == shas[7]
+    assert sel.usage.requests == 3
+    # the data budget also splits: one mention's data is over the budget → one request each
+    monkeypatch.setattr(llm, "MAX_MENTIONS", 16)
+    monkeypatch.setattr(llm, "MAX_DATA_TOKENS", 1)
+    with LlmServer(choose(RIGHT)) as srv:
+        out = selector_for(srv).select(reqs[:4])
+    assert chosen_names(out) == ["branch", "wilderness", "self-restraint", "rooster"]
+    assert len(srv.chat_requests) == 4

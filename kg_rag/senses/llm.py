@@ -1,7 +1,9 @@
 """The paper's method: an LLM chooses among dictionary senses, through any OpenAI-compatible API.
 
-``select()`` sends ONE chat request with every ambiguous mention of the call (``M1``, ``M2`` …,
-each with its sense ids ``S1``, ``S2`` …, see :mod:`.llm_prompt`), validates the JSON answer
+``select()`` sends one chat request with the ambiguous mentions of the call (``M1``, ``M2`` …,
+each with its sense ids ``S1``, ``S2`` …, see :mod:`.llm_prompt`) — several requests, in text
+order, when they are more than ``MAX_MENTIONS`` or their data more than ``MAX_DATA_TOKENS`` (a
+long document would otherwise ask for more output than a model gives) — validates the JSON answer
 against the ids of each mention (:mod:`.llm_validate`) and asks once more, with only the
 mentions whose answers were invalid and what was wrong with them. A mention still invalid comes
 back unresolved with the reason; an invalid answer never yields a chosen sense.
@@ -30,6 +32,10 @@ from .llm_prompt import TEMPLATE, MentionSlot, Prompt, build_prompt, build_slots
 from .llm_validate import Verdict, validate
 
 log = logging.getLogger(__name__)
+
+#: mentions per chat request, and the estimated tokens of their data blocks
+MAX_MENTIONS = 16
+MAX_DATA_TOKENS = 6000
 
 NO_KEY_HELP = (
     "no API key for the LLM sense selector: set KG_RAG_LLM_API_KEY (or OPENAI_API_KEY), and for "
@@ -84,7 +90,6 @@ class LLMSenseSelector:
         return self._usage
 
     def select(self, requests: Sequence[SelectionRequest]) -> list[Selection]:
-        deadline = time.monotonic() + self.deadline
         out: list[Selection | None] = [None] * len(requests)
         todo: list[int] = []
         for i, req in enumerate(requests):
@@ -96,8 +101,8 @@ class LLMSenseSelector:
                                    reason="only one candidate")
             else:
                 todo.append(i)
-        if todo:
-            self._decide(requests, build_slots(requests, todo), deadline, out)
+        for chunk in _chunks(requests, todo):  # each request (with its retry) has the deadline
+            self._decide(requests, build_slots(requests, chunk), time.monotonic() + self.deadline, out)
         return [s for s in out if s is not None]
 
     def _ask(self, prompt: Prompt, deadline: float) -> ChatResult:
@@ -161,6 +166,23 @@ class LLMSenseSelector:
         scores = tuple((cid, v.confidence if cid == chosen_id else rest) for _, cid in ids)
         chosen = next(c for c in req.mention.candidates if c.id == chosen_id)
         return Selection(scores, chosen, v.confidence, self.agent, llm=trace)
+
+
+def _chunks(requests: Sequence[SelectionRequest], todo: list[int]) -> list[list[int]]:
+    """``todo`` split, in order, into requests of at most ``MAX_MENTIONS`` mentions and
+    ``MAX_DATA_TOKENS`` estimated tokens of data (a bigger mention goes alone)."""
+    if not todo:
+        return []
+    sizes = {s.index: s.tokens for s in build_slots(requests, todo)}
+    out: list[list[int]] = [[]]
+    used = 0
+    for i in todo:
+        if out[-1] and (len(out[-1]) >= MAX_MENTIONS or used + sizes[i] > MAX_DATA_TOKENS):
+            out.append([])
+            used = 0
+        out[-1].append(i)
+        used += sizes[i]
+    return out
 
 
 __all__ = ["LLMSenseSelector", "NO_KEY_HELP", "Usage", "endpoint_host"]
