@@ -11,6 +11,7 @@ counts every candidate alike.
 from __future__ import annotations
 
 import math
+import sys
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -26,8 +27,8 @@ from .text import base_language
 EXPANSION = {"broader": 0.5, "narrower": 0.5, "hypernym": 0.5, "hyponym": 0.5,
              "instance_hypernym": 0.5, "instance_hyponym": 0.5,
              "related": 0.3, "similar": 0.3, "also": 0.3}
-#: the focus word ranks documents first; the rest of the question breaks ties (en-sense-dev,
-#: nDCG@10 of label matching / knowledge: boost 10 → 0.725 / 0.76, 100 → see README "Retrieval")
+#: the focus word ranks documents first; the rest of the question breaks ties (en-sense-dev
+#: nDCG@10, label matching / knowledge: ×10 0.725 / 0.73, ×100 0.751 / 0.766; README "Retrieval")
 FOCUS_BOOST = 100.0
 #: a decision at least this confident counts only for the reading it chose
 CONFIDENT = 0.5
@@ -117,7 +118,7 @@ class _Decision:
 
 
 #: decisions never change under their IRI (a hash of selector, mention, candidates and context)
-_DECISIONS: PerStore[str, _Decision] = PerStore(200_000)
+_DECISIONS: PerStore[str, _Decision] = PerStore(50_000)
 
 
 def _decision_weights(store: Store, decisions: set[str]) -> dict[str, dict[str, float]]:
@@ -131,9 +132,9 @@ def _decision_weights(store: Store, decisions: set[str]) -> dict[str, dict[str, 
         chosen: dict[str, str | None] = {}
         confidence: dict[str, float] = {}
         for r in store.select("select-decision-scores", values=Values.column("decision", missing)):
-            d, c = r["decision"].value, r["candConcept"].value  # one row per candidate sense
+            d, c = r["decision"].value, sys.intern(r["candConcept"].value)  # one row per candidate sense
             scores[d][c] = scores[d].get(c, 0.0) + float(r["score"].value)
-            chosen[d] = r["chosenConcept"].value if "chosenConcept" in r else None
+            chosen[d] = sys.intern(r["chosenConcept"].value) if "chosenConcept" in r else None
             confidence[d] = float(r["confidence"].value)
         for d in scores:
             known[d] = _Decision(tuple(scores[d].items()), chosen[d], confidence[d])
