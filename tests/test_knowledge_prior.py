@@ -72,3 +72,29 @@ def test_context_still_counts_outside_english(store: EmbeddedStore) -> None:
     assert comp.ppr[1] > comp.ppr[0]  # the fruit's concept is a neighbour of 'branch'
     decided = sel.decide(req, comp)
     assert decided.reason == "prior+ppr+lesk" and decided.chosen == cands[1]
+
+
+def test_a_dictionary_big_enough_for_the_prior_lets_it_decide(store: EmbeddedStore,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """With an English-frequency estimate (OEWN-sized dictionaries) the prior decides and PPR is
+    not run for mentions outside English; a small dictionary keeps the context weights."""
+    import kg_rag.senses.prior as prior
+    from kg_rag.senses.knowledge import XL_FREQ_WEIGHTS
+
+    text = "הפירות העמיסו על הבדים"
+    fruit = Mention(0, 6, "הפירות", "he", fruit_candidates())
+    cands = bd_candidates()
+    start = text.index("הבדים")
+    req = SelectionRequest(Mention(start, start + 5, "הבדים", "he", cands), text, "he",
+                           fetch_evidence(store, cands), (fruit,))
+    monkeypatch.setattr(prior, "MIN_CORPUS", 0)  # the fixture's glosses now count as a corpus
+    sel = KnowledgeSelector(store)
+    sel.kb.cache.pop("english_frequencies", None)
+    try:
+        [comp] = sel.components([req])
+        assert comp is not None and comp.informed and comp.key == "xl-freq"
+        assert XL_FREQ_WEIGHTS.ppr == 0 and comp.ppr == [0.0] * len(cands)  # PPR was not run
+        decided = sel.decide(req, comp)
+        assert decided.reason.startswith("prior+lesk")
+    finally:  # the knowledge base is shared: leave its frequencies as the other tests expect
+        sel.kb.cache.pop("english_frequencies", None)

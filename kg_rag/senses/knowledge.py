@@ -41,7 +41,7 @@ from .baselines import sense_order, unresolved
 from .graph import KnowledgeBase, knowledge_base
 from .lesk import words
 from .orthography import case_mismatch, sentence
-from .prior import english_frequencies, english_prior
+from .prior import english_frequencies, english_prior, informed
 
 log = logging.getLogger(__name__)
 
@@ -68,13 +68,21 @@ class Weights:
 #: weights gained one or two instances more (nouns 2/0.2/0.12, verbs 2/0.5/0.03) — not used
 #: (too few instances to trust). See README "Evaluation".
 DEFAULT_WEIGHTS = Weights(alpha=1.0, ppr=0.3, hub=0.0, lesk=0.01, neighbours=0.5)
-#: Mentions outside English ("xl", prior from :mod:`kg_rag.senses.prior`): the English context
-#: weights, only alpha chosen on semeval2013-dev es/fr (316 instances, 6 documents): 67.6 / 65.5
-#: F1 (alpha 1-4: 66.9-68.2 / 63.7-65.5; leave-one-document-out 66.9 / 63.7). Less context
-#: scores higher on these sets (alpha 3, ppr 0, lesk 0.005: 70.9 / 67.3; cross-validated 65.5 /
-#: 65.5) but then the context hardly ever overrules the English frequency. README "Evaluation".
+#: Mentions outside English whose dictionary is too small for an English-frequency estimate
+#: ("xl": the prior of :mod:`kg_rag.senses.prior` is flat, e.g. the demo): the English context
+#: weights decide (their scale also sets how sure the decisions are). With OEWN's prior these
+#: weights gave 67.6 / 65.5 on semeval2013-dev es / fr (alpha 1-4: 66.9-68.2 / 63.7-65.5).
 XL_WEIGHTS = Weights(alpha=2.0, ppr=0.3, lesk=0.01, neighbours=0.5)
-WEIGHTS: dict[str, Weights] = {"": DEFAULT_WEIGHTS, "xl": XL_WEIGHTS}
+#: Mentions outside English when the dictionary is big enough for the English prior to be an
+#: estimate ("xl-freq", :func:`kg_rag.senses.prior.informed`; OEWN): the prior decides and the
+#: gloss overlap breaks near-ties — on semeval2013-dev es / fr the prior with the case filter
+#: alone gives 70.3 / 67.3 and the English context weights above 67.6 / 65.5 (context words
+#: reach concepts through the OMW lexicons, sparser and noisier than English); this setting
+#: 70.9 / 67.3, and its neighbours alike (alpha 2-3, ppr 0-0.1, lesk 0.0033-0.005: 70.9 /
+#: 65.5-67.3; leave-one-document-out over 8 settings 70.9 / 67.3, every fold the same choice).
+XL_FREQ_WEIGHTS = Weights(alpha=3.0, ppr=0.0, lesk=0.005, neighbours=0.5)
+WEIGHTS: dict[str, Weights] = {"": DEFAULT_WEIGHTS, "xl": XL_WEIGHTS, "xl-freq": XL_FREQ_WEIGHTS}
+_XL = {"xl": XL_WEIGHTS, "xl-freq": XL_FREQ_WEIGHTS}
 
 
 @dataclass(slots=True)
@@ -89,12 +97,15 @@ class Components:
     pos: str = ""
     has_seeds: bool = False
     en_prior: list[float] | None = None  # non-English mentions: log English-frequency proxy
+    informed: bool = False               # ... estimated from a big enough dictionary
     case: list[float] | None = None      # 1.0 where the lemma's case contradicts the mention's
 
     @property
     def key(self) -> str:
-        """The weights entry of these signals: "xl" outside English, else the part of speech."""
-        return "xl" if self.en_prior is not None else self.pos
+        """The weights entry of these signals: "xl"/"xl-freq" outside English, else the part of speech."""
+        if self.en_prior is not None:
+            return "xl-freq" if self.informed else "xl"
+        return self.pos
 
 
 @dataclass(slots=True)
@@ -121,14 +132,16 @@ def _foreign(cands: Sequence[Candidate]) -> bool:
     return not all(c.lang in ("en", "") for c in cands)
 
 
-def _key(cands: Sequence[Candidate]) -> str:
-    return "xl" if _foreign(cands) else _norm_pos(cands)
+def _key(cands: Sequence[Candidate], informed: bool) -> str:
+    if _foreign(cands):
+        return "xl-freq" if informed else "xl"
+    return _norm_pos(cands)
 
 
 def _weights(table: dict[str, Weights], key: str) -> Weights:
     w = table.get(key)
-    if w is None and key == "xl":
-        w = XL_WEIGHTS
+    if w is None:
+        w = _XL.get(key)
     return w if w is not None else table[""]
 
 
@@ -221,8 +234,9 @@ class KnowledgeSelector:
         prepared: list[_Prepared | None] = []
         for req in requests:
             prepared.append(self._prepare(kb, req) if req.mention.candidates else None)
+        rich = informed(kb)
         live = [p for p in prepared if p is not None and p.seeds
-                and _weights(self.weights, _key(p.request.mention.candidates)).ppr]
+                and _weights(self.weights, _key(p.request.mention.candidates, rich)).ppr]
         ppr: dict[int, dict[int, float]] = {}
         for i in range(0, len(live), PPR_BATCH):
             chunk = live[i : i + PPR_BATCH]
@@ -241,7 +255,7 @@ class KnowledgeSelector:
             scores = ppr.get(id(p), {})
             out.append(Components(
                 ranks=_ranks(cands), nodes=p.nodes,
-                en_prior=english_prior(kb, p.nodes) if _foreign(cands) else None,
+                en_prior=english_prior(kb, p.nodes) if _foreign(cands) else None, informed=rich,
                 ppr=[float(scores.get(n, 0.0)) if n is not None else 0.0 for n in p.nodes],
                 static=[float(static[n]) if n is not None else 0.0 for n in p.nodes],
                 lesk=self._lesk(kb, p),

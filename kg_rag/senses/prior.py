@@ -30,12 +30,17 @@ XL_RANK = 3.0
 MIN_CORPUS = 10_000
 
 
+def informed(kb: KnowledgeBase) -> bool:
+    """Is the dictionary big enough for its gloss counts to estimate English frequencies?"""
+    return int(np.count_nonzero(np.diff(kb.gloss_ptr))) >= MIN_CORPUS
+
+
 def english_frequencies(kb: KnowledgeBase) -> np.ndarray:
     """The dictionary-estimated English frequency of every concept (0: no English lemma)."""
     hit = kb.cache.get("english_frequencies")
     if isinstance(hit, np.ndarray):
         return hit
-    corpus = int(np.count_nonzero(np.diff(kb.gloss_ptr))) >= MIN_CORPUS
+    corpus = informed(kb)
     f = np.zeros(len(kb.nodes), dtype=np.float64)
     for k, key in enumerate(kb.lemma_keys):
         if not key.startswith("en:"):
