@@ -2,8 +2,9 @@
 a report.
 
 Writes ``eval/out/wsd.md`` and ``eval/out/retrieval.md`` (Markdown tables) with ``wsd.png`` (F1)
-and ``retrieval.png`` (nDCG@10, P@1) bar charts (matplotlib) — ``eval/out/`` is git-ignored. The store needs the lexicons: those missing are loaded into it
-first (``--store``, default ``~/.cache/kg-rag/eval-store``; OEWN takes a few minutes once).
+and ``retrieval.png`` (nDCG@10, P@1) bar charts (matplotlib) — ``eval/out/`` is git-ignored.
+The store needs the lexicons: those missing are loaded into it first (``--store``, default
+``~/.cache/kg-rag/eval-store``; OEWN takes a few minutes once).
 
     python -m kg_rag.eval.report --shared ../shared/data [--store DIR] [--out eval/out]
 """
