@@ -58,14 +58,20 @@ def test_hebrew_mention_without_context_follows_the_english_frequency(
     assert sel.reason.startswith("prior")
 
 
-def test_context_still_counts_outside_english(store: EmbeddedStore) -> None:
-    """The English-frequency prior is one signal: PPR and Lesk still run for a Hebrew mention."""
+def fruit_on_branches(store: EmbeddedStore) -> SelectionRequest:
+    """בדים ('fabric' first in the Hebrew lexicon, or 'branches') after פירות ('fruit')."""
     text = "הפירות העמיסו על הבדים"
     fruit = Mention(0, 6, "הפירות", "he", fruit_candidates())
     cands = bd_candidates()
     start = text.index("הבדים")
-    req = SelectionRequest(Mention(start, start + 5, "הבדים", "he", cands), text, "he",
-                           fetch_evidence(store, cands), (fruit,))
+    return SelectionRequest(Mention(start, start + 5, "הבדים", "he", cands), text, "he",
+                            fetch_evidence(store, cands), (fruit,))
+
+
+def test_context_still_counts_outside_english(store: EmbeddedStore) -> None:
+    """The English-frequency prior is one signal: PPR and Lesk still run for a Hebrew mention."""
+    req = fruit_on_branches(store)
+    cands = req.mention.candidates
     sel = KnowledgeSelector(store)
     [comp] = sel.components([req])
     assert comp is not None and comp.has_seeds and comp.key == "xl" and comp.en_prior is not None
@@ -81,15 +87,13 @@ def test_a_dictionary_big_enough_for_the_prior_lets_it_decide(store: EmbeddedSto
     import kg_rag.senses.prior as prior
     from kg_rag.senses.knowledge import XL_FREQ_WEIGHTS
 
-    text = "הפירות העמיסו על הבדים"
-    fruit = Mention(0, 6, "הפירות", "he", fruit_candidates())
-    cands = bd_candidates()
-    start = text.index("הבדים")
-    req = SelectionRequest(Mention(start, start + 5, "הבדים", "he", cands), text, "he",
-                           fetch_evidence(store, cands), (fruit,))
+    req = fruit_on_branches(store)
+    cands = req.mention.candidates
     monkeypatch.setattr(prior, "MIN_CORPUS", 0)  # the fixture's glosses now count as a corpus
     sel = KnowledgeSelector(store)
-    sel.kb.cache.pop("english_frequencies", None)
+    forget = ("informed", "english_frequencies")  # derived from MIN_CORPUS, cached in the kb
+    for k in forget:
+        sel.kb.cache.pop(k, None)
     try:
         [comp] = sel.components([req])
         assert comp is not None and comp.informed and comp.key == "xl-freq"
@@ -97,4 +101,5 @@ def test_a_dictionary_big_enough_for_the_prior_lets_it_decide(store: EmbeddedSto
         decided = sel.decide(req, comp)
         assert decided.reason.startswith("prior+lesk")
     finally:  # the knowledge base is shared: leave its frequencies as the other tests expect
-        sel.kb.cache.pop("english_frequencies", None)
+        for k in forget:
+            sel.kb.cache.pop(k, None)

@@ -127,8 +127,9 @@ def _retrieval(store: Store, shared: Path) -> list[tuple[str, RetrievalReport]]:
 
     folders = sorted(p.parent for p in (shared / "retrieval").glob("*/corpus.jsonl"))
     out = []
-    for folder in folders:
+    if folders:
         _ensure_loaded(store, shared / "wordnet", ("english-wordnet-2025.xml.gz",))
+    for folder in folders:
         rep = evaluate_retrieval(KnowledgeGraph(store), folder, RETRIEVAL_MODES)
         out.append((folder.name, rep))
         print(f"retrieval on {folder.name}\n{rep.table()}\n")

@@ -82,7 +82,6 @@ XL_WEIGHTS = Weights(alpha=2.0, ppr=0.3, lesk=0.01, neighbours=0.5)
 #: 65.5-67.3; leave-one-document-out over 8 settings 70.9 / 67.3, every fold the same choice).
 XL_FREQ_WEIGHTS = Weights(alpha=3.0, ppr=0.0, lesk=0.005, neighbours=0.5)
 WEIGHTS: dict[str, Weights] = {"": DEFAULT_WEIGHTS, "xl": XL_WEIGHTS, "xl-freq": XL_FREQ_WEIGHTS}
-_XL = {"xl": XL_WEIGHTS, "xl-freq": XL_FREQ_WEIGHTS}
 
 
 @dataclass(slots=True)
@@ -139,9 +138,10 @@ def _key(cands: Sequence[Candidate], informed: bool) -> str:
 
 
 def _weights(table: dict[str, Weights], key: str) -> Weights:
+    """The weights of ``key``; a table without the cross-lingual entries keeps the defaults."""
     w = table.get(key)
-    if w is None:
-        w = _XL.get(key)
+    if w is None and key.startswith("xl"):
+        w = WEIGHTS[key]
     return w if w is not None else table[""]
 
 

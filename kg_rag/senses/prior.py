@@ -31,8 +31,14 @@ MIN_CORPUS = 10_000
 
 
 def informed(kb: KnowledgeBase) -> bool:
-    """Is the dictionary big enough for its gloss counts to estimate English frequencies?"""
-    return int(np.count_nonzero(np.diff(kb.gloss_ptr))) >= MIN_CORPUS
+    """Is the dictionary big enough for its gloss counts to estimate English frequencies?
+    (Asked once per selection batch: cached with the knowledge base.)"""
+    hit = kb.cache.get("informed")
+    if isinstance(hit, bool):
+        return hit
+    out = int(np.count_nonzero(np.diff(kb.gloss_ptr))) >= MIN_CORPUS
+    kb.cache["informed"] = out
+    return out
 
 
 def english_frequencies(kb: KnowledgeBase) -> np.ndarray:
