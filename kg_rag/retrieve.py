@@ -23,10 +23,16 @@ from .model import MatchedConcept, Result
 from .store import Store, Values
 from .text import base_language
 
-#: weight of an expansion relative to the concept it expands
+#: weight of an expansion relative to the concept it expands; SKOS mapping relations link
+#: concepts of different schemes (a thesaurus to WordNet, one thesaurus to another)
 EXPANSION = {"broader": 0.5, "narrower": 0.5, "hypernym": 0.5, "hyponym": 0.5,
              "instance_hypernym": 0.5, "instance_hyponym": 0.5,
-             "related": 0.3, "similar": 0.3, "also": 0.3}
+             "related": 0.3, "similar": 0.3, "also": 0.3,
+             "exactMatch": 1.0, "closeMatch": 0.8,
+             "broadMatch": 0.5, "narrowMatch": 0.5, "relatedMatch": 0.3}
+#: mappings to the same meaning in another scheme: the neighbour stands in for its concept,
+#: focus included (other expansions are never the focus)
+SAME_MEANING = frozenset({"exactMatch", "closeMatch"})
 #: the focus word ranks documents first; the rest of the question breaks ties (en-sense-dev
 #: nDCG@10, label matching / knowledge: ×10 0.725 / 0.73, ×100 0.751 / 0.766; README "Retrieval")
 FOCUS_BOOST = 100.0
@@ -58,11 +64,12 @@ def expand(store: Store, concepts: Iterable[QueryConcept],
         rel = r["rel"].value.rsplit("#", 1)[-1]
         w = weights.get(rel, 0.0) * src.weight
         n = r["neighbour"].value
+        focus = src.focus and rel in SAME_MEANING
         if w <= 0:
             continue
         cur = best.get(n)
-        if cur is None or (cur.iri not in base and cur.weight < w):
-            best[n] = QueryConcept(n, w, False, src.decision)  # neighbours are never the focus
+        if cur is None or (cur.iri not in base and (cur.weight, cur.focus) < (w, focus)):
+            best[n] = QueryConcept(n, w, focus, src.decision)
     return list(best.values())
 
 
