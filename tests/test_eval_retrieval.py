@@ -104,3 +104,26 @@ def test_en_sense_dev_needs_wordnet(shared_data: Path) -> None:
     data = read_beir(shared_data / "retrieval" / "en-sense-dev")
     assert len(data.queries) == 84 and len(data.corpus) == 135
     assert all(q.focus for q in data.queries)
+
+
+def test_llm_mode_on_a_loopback_server_counts_calls(tmp_path: Path) -> None:
+    """--wsd llm decides the questions through the real openai client against a loopback
+    OpenAI-compatible server; the report counts its calls and tokens (documents stay indexed by
+    the knowledge selector, so the other modes make no call)."""
+    from llm_server import KEY, LlmServer, choose
+
+    from kg_rag.settings import Settings
+
+    folder = write_beir(tmp_path / "beir")
+    with LlmServer(choose({})) as srv:
+        cfg = Settings(llm_base_url=srv.url, llm_api_key=KEY, llm_model="test-model", llm_timeout=5.0)
+        kg = KnowledgeGraph(EmbeddedStore(":memory:"), cfg)
+        kg.load([DEMO / "thesaurus.ttl", DEMO / "dictionary.ttl"])
+        rep = evaluate_retrieval(kg, folder, ["knowledge", "llm"], k=10)
+        requests = len(srv.chat_requests)
+    assert requests >= 1
+    assert rep.llm == {"llm": {"calls": requests, "tokens_in": rep.llm["llm"]["tokens_in"],
+                               "tokens_out": rep.llm["llm"]["tokens_out"]}}
+    assert rep.llm["llm"]["tokens_in"] > 0 and rep.llm["llm"]["tokens_out"] > 0
+    assert set(rep.modes) == {"knowledge", "llm"} and rep.failures["llm"] == 0
+    assert f"llm: {requests} LLM calls" in rep.table()
