@@ -232,7 +232,13 @@ class KnowledgeGraph:
             timings_ms={"analyse": (t1 - t0) * 1000, "retrieve": (t2 - t1) * 1000},
         )
 
-    def explain(self, iri: str) -> Explanation:
+    def explain(self, iri: str, document: str | None = None) -> Explanation:
+        """The explanation of a question, document, annotation or decision IRI; with
+        ``document`` (a result's ``doc_iri``), of why that document answered the question."""
+        if document is not None:
+            from .explain_result import explain_result
+
+            return explain_result(self.store, iri, document)
         return explain(self.store, iri)
 
     def stats(self) -> dict[str, Any]:

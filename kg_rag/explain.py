@@ -199,7 +199,22 @@ def render_text(s: dict[str, Any]) -> str:
     if s.get("decision"):
         d = s["decision"]
         lines.append(f"decision <{d['iri']}>: {d['status']}, chosen {d.get('chosen_label')}")
+    result = s.get("result")
     for d in s.get("documents", []):
+        if result is not None and d["iri"] != result["document"]:
+            continue
         labels = ", ".join(c["label"] for c in d["concepts"])
         lines.append(f"document {d['id']} [{d['language']}] {d.get('title') or ''} — via {labels}")
+    if result is not None:
+        lines.append("why it answered (question reading × expansion × document reading):")
+        for x in result["links"]:
+            how = "same concept" if x["relation"] is None else x["relation"].rsplit("#", 1)[-1]
+            dm = x["document_mention"]
+            dec = x["document_decision"]
+            chose = (f"; its decision chose {dec.get('chosen_label') or '?'} ({dec['confidence']:.2f})"
+                     if dec else "")
+            lines.append(f"  {x['counted']:.3f} = {x['question_weight']:.2f} “{x['question_mention']['text']}” "
+                         f"{x['question_label']} × {x['expansion_weight']:.2f} {how} × "
+                         f"{x['document_weight']:.2f} “{dm.get('text', '')}” [{dm.get('start')}–{dm.get('end')}] "
+                         f"{x['document_label']}{chose}")
     return for_terminal("\n".join(lines))

@@ -87,6 +87,24 @@ def test_explain_json_html_and_turtle(api: tuple[httpx.Client, KnowledgeGraph]) 
     _problem(c.get("/explain"), 400)
 
 
+def test_explain_why_a_result_answered(api: tuple[httpx.Client, KnowledgeGraph]) -> None:
+    c, _ = api
+    a = c.post("/ask", json={"question": QUESTION, "language": "he", "focus": [17, 22]}).json()
+    q, doc = a["question_iri"], a["results"][0]["iri"]
+    body = c.get("/explain", params={"iri": q, "document": doc}).json()
+    links = body["summary"]["result"]["links"]
+    assert body["summary"]["result"]["document"] == doc
+    assert any(x["counted"] > 0 and x["question_concept"] == BRANCH for x in links)
+    assert "why it answered" in body["text"]
+    page = c.get("/", params={"q": QUESTION, "lang": "he"}).text
+    assert 'class="why"' in page and "document=" in page   # each result links to its reason
+    r = c.get("/explain", params={"iri": q, "document": doc}, headers={"Accept": "text/html"})
+    assert r.status_code == 200 and "why it answered" in r.text
+    _problem(c.get("/explain", params={"iri": doc, "document": doc}), 400)     # not a question
+    _problem(c.get("/explain", params={"iri": q, "document": "https://example.org/x"}), 404)
+    _problem(c.get("/explain", params={"iri": q, "document": "http://bad iri"}), 400)
+
+
 def test_explain_unknown_iri_is_404_and_a_concept_is_described(
         api: tuple[httpx.Client, KnowledgeGraph]) -> None:
     c, _ = api

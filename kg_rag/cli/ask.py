@@ -39,6 +39,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 
     p = sub.add_parser("explain", help="explain a question, document, annotation or decision IRI")
     p.add_argument("iri")
+    p.add_argument("--document", metavar="DOC_IRI",
+                   help="with a question IRI: why this document (a result's doc_iri) answered it")
     p.add_argument("--json", action="store_true", help="summary as JSON")
     p.add_argument("--format", choices=("text", "jsonld", "turtle"), default="text")
     p.set_defaults(func=cmd_explain)
@@ -71,7 +73,7 @@ def cmd_annotate(args: argparse.Namespace) -> int:
 
 def cmd_explain(args: argparse.Namespace) -> int:
     with KnowledgeGraph(store_from_args(args)) as kg:
-        ex = kg.explain(args.iri)
+        ex = kg.explain(args.iri, document=args.document)
     if args.json:
         print_json(ex.summary)
     elif args.format == "jsonld":

@@ -126,8 +126,11 @@ def openapi_document() -> dict[str, Any]:
                 }, ("mentions",))), **_problems(400, 413, 415, 429, 500, 502, 503)}}},
             "/explain": {"get": {
                 "operationId": "explain",
-                "summary": "The explanation graph of a question, document, annotation or decision",
-                "parameters": [{"name": "iri", "in": "query", "required": True, "schema": _IRI}],
+                "summary": "The explanation graph of a question, document, annotation or decision; "
+                           "with document=, why that document answered the question",
+                "parameters": [{"name": "iri", "in": "query", "required": True, "schema": _IRI},
+                               {"name": "document", "in": "query", "required": False, "schema": _IRI,
+                                "description": "a result's doc_iri, when iri is the question"}],
                 "responses": {"200": {"description": "summary, readable text and JSON-LD graph",
                                       "content": {
                                           "application/json": {"schema": _obj(

@@ -157,12 +157,13 @@ def merged(spans: list[list[int]]) -> list[tuple[int, int, str | None]]:
     return [(s, e, None) for s, e in out]
 
 
-def result_block(r: dict[str, Any]) -> str:
+def result_block(r: dict[str, Any], question_iri: str) -> str:
     spans = merged(r.get("highlights", []))
     concepts = ", ".join(link(c["iri"], c.get("label") or c["iri"]) for c in r.get("concepts", []))
+    why = "/explain?" + urlencode({"iri": question_iri, "document": r["iri"]}, quote_via=quote)
     return (f'<div class="result"><div><b dir="auto">{link(r["iri"], r.get("title") or r["id"])}'
             f'</b> <span class="muted">{esc(r["id"])} · {esc(r.get("lang", ""))} · score '
-            f'{float(r["score"]):.3f}</span></div>'
+            f'{float(r["score"]):.3f} · <a class="why" href="{esc(why)}">why?</a></span></div>'
             f'<p dir="auto" class="passage">{highlighted(r.get("passage", ""), spans)}</p>'
             f'<div class="muted">via {concepts or "—"}</div></div>')
 
@@ -180,7 +181,7 @@ def answer_page(q: str, lang: str, wsd: str, answer: dict[str, Any],
     parts += [mention_block(m, decisions.get((m["start"], m["end"])), labels, english)
               for m in answer["mentions"]]
     parts.append(f'<h2>Documents ({len(answer["results"])})</h2>')
-    parts += [result_block(r) for r in answer["results"]] or ['<p>No document matched.</p>']
+    parts += [result_block(r, answer["question_iri"]) for r in answer["results"]] or ['<p>No document matched.</p>']
     return layout(f"kg-rag: {q}", "".join(parts))
 
 

@@ -88,7 +88,8 @@ class RestApi:
         want = preferred(request.headers.get("accept", ""),
                          ("application/json", "text/html", "application/ld+json", "text/turtle"))
         try:
-            ex = await run_in_threadpool(self._explanation, request.query_params.get("iri", ""))
+            ex = await run_in_threadpool(self._explanation, request.query_params.get("iri", ""),
+                                         request.query_params.get("document"))
         except KgRagError as e:
             if want != "text/html":
                 raise
@@ -106,9 +107,12 @@ class RestApi:
         return JSONResponse({"iri": ex.root, "summary": ex.summary, "text": ex.text(),
                              "graph": json.loads(ex.jsonld())})
 
-    def _explanation(self, iri: str) -> Explanation:
+    def _explanation(self, iri: str, document: str | None = None) -> Explanation:
         if not iri:
             raise InputError("missing 'iri' query parameter")
+        if document is not None:  # why a result answered its question
+            why: Explanation = self._call(self.kg.explain, iri, document)
+            return why
         try:
             node = NamedNode(iri)
         except ValueError:
