@@ -7,6 +7,10 @@ its forms, ``dct:language``; ``Sense`` → ``ontolex:LexicalSense`` (``ontolex:i
 entry, ``dct:identifier``, ``kgr:senseKey``); ``Synset`` → a ``skos:Concept`` /
 ``ontolex:LexicalConcept``: the ILI node ``http://globalwordnet.org/ili/iNNN`` when the synset has
 an ILI id, else ``…/id/wn/<lexicon>/<synset>``. Relations become ``wn:<relType>``.
+``SyntacticBehaviour`` → a ``synsem:SyntacticFrame`` ``…/id/wn/<lexicon>/frame-<id>`` with its
+``rdfs:label`` (``"Somebody ----s something"@en``) and ``dct:identifier``; a sense's ``subcat``
+ids (or a WN-LMF 1.0 entry-level behaviour's ``senses``) → ``kgr:subcat`` from the sense and
+``synsem:synBehavior`` from its entry.
 
 The document type may name an external DTD (never fetched); an internal subset or any entity
 declaration is refused before it is read (entity expansion bombs).
@@ -24,7 +28,7 @@ from xml.parsers import expat
 from pyoxigraph import NamedNode
 
 from kg_rag.errors import LoadError
-from kg_rag.namespaces import DCT, ID, ILI, KGR, LEXINFO, ONTOLEX, RDF, SKOS, WN
+from kg_rag.namespaces import DCT, ID, ILI, KGR, LEXINFO, ONTOLEX, RDF, RDFS, SKOS, SYNSEM, WN
 from kg_rag.text import base_language, match_key, nfc
 
 from .common import Parsed, Spool, nt_integer, nt_literal, open_binary
@@ -53,6 +57,8 @@ _POS, _LANG, _MKEY, _IDENT = _t(LEXINFO.partOfSpeech), _t(DCT.language), _t(KGR.
 _SENSE_OF, _LEXICALIZED = _t(ONTOLEX.isSenseOf), _t(ONTOLEX.isLexicalizedSenseOf)
 _RANK, _SKEY = _t(KGR.senseRank), _t(KGR.senseKey)
 _DEF, _EX, _ILI = _t(SKOS.definition), _t(SKOS.example), _t(KGR.ili)
+_FRAME, _LABEL, _SUBCAT, _BEHAVIOR = (_t(SYNSEM.SyntacticFrame), _t(RDFS.label), _t(KGR.subcat),
+                                      _t(SYNSEM.synBehavior))
 
 
 class _Mapper:
@@ -89,6 +95,9 @@ class _Mapper:
         self.sense_of: dict[str, str] = {}
         self.languages: set[str] = set()
         self.entries = self.senses = self.forms = 0
+        self.frames: dict[str, str] = {}          # frame id or (LMF 1.0) label → frame node
+        self.entry_frames: set[tuple[str, str]] = set()
+        self.unnamed = 0
 
     # --- helpers -----------------------------------------------------------------------------
     def node(self, local_id: str) -> str:
@@ -150,6 +159,8 @@ class _Mapper:
             self.form(self.entry, a["writtenForm"], _OTHER, f"form{self.n_forms}")
         elif tag == "Synset":
             self.synset_start(a)
+        elif tag == "SyntacticBehaviour":
+            self.frame_start(a)
         elif tag in ("Definition", "Example") and (self.concept or self.sense) is not None:
             self.text_tag = tag
             self.text_lang = lang_tag(a.get("language")) or self.lang
@@ -181,6 +192,41 @@ class _Mapper:
         if key:
             add(s, _SKEY, nt_literal(nfc(key)))
         self.sense_synset.append((s, a["synset"]))
+        for fid in a.get("subcat", "").split():
+            self.subcat(s, self.entry, self.frame_node(fid))
+
+    def frame_node(self, fid: str) -> str:
+        f = self.frames.get(fid)
+        if f is None:
+            f = self.frames[fid] = self.node(f"frame-{fid}")
+            self.add(f, _TYPE, _FRAME)
+            self.add(f, _IDENT, nt_literal(nfc(fid)))
+        return f
+
+    def subcat(self, sense: str, entry: str, frame: str) -> None:
+        self.add(sense, _SUBCAT, frame)
+        if (entry, frame) not in self.entry_frames:
+            self.entry_frames.add((entry, frame))
+            self.add(entry, _BEHAVIOR, frame)
+
+    def frame_start(self, a: dict[str, str]) -> None:
+        """A subcategorisation frame: lexicon-level with an id (LMF 1.1+; senses name it by
+        ``subcat``) or entry-level naming its ``senses`` (LMF 1.0; the label is its identity)."""
+        label = nfc(a.get("subcategorizationFrame", "").strip())
+        if not label:
+            return
+        fid = a.get("id")
+        if fid:
+            self.add(self.frame_node(fid), _LABEL, nt_literal(label, "en"))
+            return
+        f = self.frames.get(label)
+        if f is None:
+            self.unnamed += 1
+            f = self.frames[label] = self.frame_node(str(self.unnamed))
+            self.add(f, _LABEL, nt_literal(label, "en"))
+        if self.entry is not None:
+            for sid in a.get("senses", "").split():
+                self.subcat(self.node(sid), self.entry, f)
 
     def synset_start(self, a: dict[str, str]) -> None:
         sid = a["id"]

@@ -1,0 +1,160 @@
+"""Verb subcategorisation frames: loaded from WN-LMF, observed in plain text, used by the
+knowledge selector to prefer the sense whose frames fit."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+from pyoxigraph import Literal, NamedNode
+
+from kg_rag.model import Candidate, Mention, SelectionRequest
+from kg_rag.namespaces import DCT, ID, KGR, RDFS, SYNSEM
+from kg_rag.senses.evidence import fetch_evidence
+from kg_rag.senses.frames import (
+    Frame,
+    Pattern,
+    compatibility,
+    frame_fits,
+    observe,
+    parse_frame,
+    sense_frames,
+)
+from kg_rag.senses.knowledge import DEFAULT_WEIGHTS, KnowledgeSelector
+from kg_rag.store import EmbeddedStore
+from loaders import load_file
+
+# "run": sense 1 transitive (operate), sense 2 intransitive (move fast); "fly": LMF 1.0 style
+LMF = """<?xml version="1.0" encoding="UTF-8"?>
+<LexicalResource xmlns:dc="https://globalwordnet.github.io/schemas/dc/">
+<Lexicon id="t" label="test" language="en" email="a@example.org" license="https://example.org/l" version="1">
+  <LexicalEntry id="t-run-v"><Lemma writtenForm="run" partOfSpeech="v"/>
+    <Sense id="t-run__2.41.00.." subcat="vtai vtaa" synset="t-operate-v"/>
+    <Sense id="t-run__2.38.00.." subcat="via" synset="t-move-v"/>
+  </LexicalEntry>
+  <LexicalEntry id="t-fly-v"><Lemma writtenForm="fly" partOfSpeech="v"/>
+    <Sense id="t-fly__2.38.00.." synset="t-move-v"/>
+    <SyntacticBehaviour subcategorizationFrame="Somebody ----s" senses="t-fly__2.38.00.."/>
+  </LexicalEntry>
+  <Synset id="t-operate-v" ili="" partOfSpeech="v"><Definition>direct or control a business</Definition></Synset>
+  <Synset id="t-move-v" ili="" partOfSpeech="v"><Definition>move fast on foot</Definition></Synset>
+  <SyntacticBehaviour id="via" subcategorizationFrame="Somebody ----s"/>
+  <SyntacticBehaviour id="vtaa" subcategorizationFrame="Somebody ----s somebody"/>
+  <SyntacticBehaviour id="vtai" subcategorizationFrame="Somebody ----s something"/>
+</Lexicon></LexicalResource>
+"""
+T = ID + "wn/t/"
+RUN = (Candidate(T + "t-operate-v", sense=T + "t-run__2.41.00..", lemma="run", lang="en", rank=1, pos="verb"),
+       Candidate(T + "t-move-v", sense=T + "t-run__2.38.00..", lemma="run", lang="en", rank=2, pos="verb"))
+
+
+@pytest.fixture
+def store(mem_store: EmbeddedStore, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> EmbeddedStore:
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    path = tmp_path / "frames-lmf.xml"
+    path.write_text(LMF, encoding="utf-8")
+    load_file(mem_store, path)
+    return mem_store
+
+
+def _objects(store: EmbeddedStore, s: str, p: NamedNode) -> set[str]:
+    return {str(getattr(q.object, "value", q.object))
+            for q in store.oxigraph.quads_for_pattern(NamedNode(s), p, None)}
+
+
+def test_loader_keeps_frames_on_senses_and_entries(store: EmbeddedStore) -> None:
+    assert _objects(store, T + "t-run__2.41.00..", KGR.subcat) == {T + "frame-vtai", T + "frame-vtaa"}
+    assert _objects(store, T + "t-run__2.38.00..", KGR.subcat) == {T + "frame-via"}
+    assert _objects(store, T + "t-run-v", SYNSEM.synBehavior) == {T + f"frame-{f}" for f in ("via", "vtaa", "vtai")}
+    frame = NamedNode(T + "frame-vtai")
+    assert [q.object for q in store.oxigraph.quads_for_pattern(frame, RDFS.label, None)] == [
+        Literal("Somebody ----s something", language="en")]
+    assert _objects(store, T + "frame-vtai", DCT.identifier) == {"vtai"}
+    # WN-LMF 1.0: an entry-level behaviour naming its senses
+    [fly] = _objects(store, T + "t-fly__2.38.00..", KGR.subcat)
+    assert _objects(store, fly, RDFS.label) == {"Somebody ----s"}
+    assert _objects(store, T + "t-fly-v", SYNSEM.synBehavior) == {fly}
+
+
+def test_sense_frames_query(store: EmbeddedStore) -> None:
+    got = sense_frames(store, [c.sense for c in RUN if c.sense] + [T + "nowhere"])
+    assert got[T + "t-run__2.41.00.."] == (Frame("obj"),)  # vtaa and vtai reduce to one frame
+    assert got[T + "t-run__2.38.00.."] == (Frame("end"),)
+    assert got[T + "nowhere"] == ()
+
+
+@pytest.mark.parametrize(("label", "frame"), [
+    ("Somebody ----s", Frame("end")),
+    ("It is ----ing", Frame("end")),
+    ("Something ----s something", Frame("obj")),
+    ("Somebody ----s somebody something", Frame("obj")),
+    ("Somebody ----s something to somebody", Frame("obj", "to")),
+    ("Somebody ----s somebody to INFINITIVE", Frame("obj", "to-inf")),
+    ("Somebody ----s to INFINITIVE", Frame("toinf")),
+    ("Somebody ----s to somebody", Frame("pp:to")),
+    ("Somebody ----s on something", Frame("pp:on")),
+    ("Something is ----ing PP", Frame("pp:*")),
+    ("Somebody ----s that CLAUSE", Frame("that")),
+    ("Somebody ----s VERB-ing", Frame("ger")),
+    ("Something ----s Adjective/Noun", Frame("adj")),
+])
+def test_parse_frame(label: str, frame: Frame) -> None:
+    assert parse_frame(label) == frame
+
+
+@pytest.mark.parametrize(("text", "verb", "lemma", "pattern"), [
+    ("They suffered from malnutrition.", "suffered", "suffer", Pattern("pp:from")),
+    ("you chose to cite such groups", "chose", "choose", Pattern("toinf")),
+    ("he went to the store", "went", "go", Pattern("pp:to")),
+    ("The study shows that nearly 40 % are women", "shows", "show", Pattern("that")),
+    ("I declined. Nobody asked", "declined", "decline", Pattern("end")),
+    ("she runs the company", "runs", "run", Pattern("obj")),
+    ("he didn't really get rolling until 1975", "get", "get", Pattern("ger")),
+    ("it can be developed only through study", "developed", "develop", Pattern("pp:through", True)),
+    ("a problem created by the cutbacks", "created", "create", Pattern("pp:by", True)),
+    ("we have made no such statement", "made", "make", Pattern("obj")),   # perfect, not passive
+])
+def test_observe_from_tokens_alone(text: str, verb: str, lemma: str, pattern: Pattern) -> None:
+    start = text.index(verb)
+    assert observe(text, start, start + len(verb), lemma) == pattern
+
+
+def test_compatibility() -> None:
+    transitive, intransitive, pp = Frame("obj"), Frame("end"), Frame("pp:*")
+    assert compatibility(Pattern("end"), [transitive, intransitive]) == 1.0
+    assert compatibility(Pattern("end"), [transitive]) == 0.0
+    assert compatibility(Pattern("obj", passive=True), [transitive]) == 1.0
+    assert compatibility(Pattern("obj", passive=True), [intransitive]) == 0.0
+    assert compatibility(Pattern("pp:on"), [Frame("pp:on")]) > compatibility(Pattern("pp:on"), [pp]) \
+        > compatibility(Pattern("pp:on"), [intransitive]) > compatibility(Pattern("pp:on"), [transitive])
+    assert compatibility(Pattern("obj"), []) == 0.0
+
+
+def _request(store: EmbeddedStore, context: str, word: str,
+             cands: tuple[Candidate, ...] = RUN) -> SelectionRequest:
+    start = context.index(word)
+    return SelectionRequest(Mention(start, start + len(word), word, "en", cands), context, "en",
+                            fetch_evidence(store, cands))
+
+
+def test_frame_fits_only_for_english_verbs(store: EmbeddedStore) -> None:
+    nouns = tuple(Candidate(c.concept, sense=c.sense, lemma="run", lang="en", rank=c.rank, pos="noun")
+                  for c in RUN)
+    fits = frame_fits(store, [_request(store, "The dog runs.", "runs"),
+                              _request(store, "she runs the company", "runs"),
+                              _request(store, "The dog runs.", "runs", nouns)])
+    assert fits == [[0.0, 1.0], [1.0, 0.0], None]
+
+
+def test_selector_prefers_the_sense_whose_frame_fits(store: EmbeddedStore) -> None:
+    assert DEFAULT_WEIGHTS.frames > 0
+    sel = KnowledgeSelector(store)
+    intransitive, transitive = sel.select([_request(store, "Every morning the dog runs.", "runs"),
+                                           _request(store, "Every morning she runs the company", "runs")])
+    assert intransitive.chosen == RUN[1]  # though "operate" is listed first
+    assert transitive.chosen == RUN[0]
+    no_frames = {"": replace(DEFAULT_WEIGHTS, frames=0.0)}
+    [plain] = KnowledgeSelector(store, weights=no_frames).select(
+        [_request(store, "Every morning the dog runs.", "runs")])
+    assert plain.chosen == RUN[0]  # without the frames the sense order decides
