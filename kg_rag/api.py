@@ -73,8 +73,12 @@ class KnowledgeGraph:
 
     def invalidate(self) -> None:
         """Forget cached lexicon and selectors (after loading or dropping vocabularies)."""
+        from .senses import evidence, frames
+
         self._annotator = None
         self._selectors.clear()
+        evidence.clear_cache(self.store)
+        frames.clear_cache(self.store)
 
     def selector(self, wsd: str | None = None) -> SenseSelector | None:
         mode = (wsd or self.settings.wsd).strip().lower()

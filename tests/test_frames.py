@@ -158,3 +158,41 @@ def test_selector_prefers_the_sense_whose_frame_fits(store: EmbeddedStore) -> No
     [plain] = KnowledgeSelector(store, weights=no_frames).select(
         [_request(store, "Every morning the dog runs.", "runs")])
     assert plain.chosen == RUN[0]  # without the frames the sense order decides
+
+
+def test_a_store_without_frames_warns_once_and_loading_them_is_noticed(
+        mem_store: EmbeddedStore, tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    """A store whose WordNet was loaded before frames were kept: no fits, one warning that says
+    to reload; after a load (KnowledgeGraph.load invalidates the caches) the frames are used."""
+    from kg_rag.api import KnowledgeGraph
+    from kg_rag.senses.frames import has_frames
+
+    kg = KnowledgeGraph(mem_store)
+    req = SelectionRequest(Mention(4, 8, "runs", "en", RUN), "she runs the company", "en", {})
+    with caplog.at_level("WARNING", logger="kg_rag.senses.frames"):
+        assert frame_fits(mem_store, [req]) == [None]
+        assert frame_fits(mem_store, [req]) == [None]
+    warnings = [r for r in caplog.records if "reload" in r.getMessage()]
+    assert len(warnings) == 1
+    path = tmp_path / "frames-lmf.xml"
+    path.write_text(LMF, encoding="utf-8")
+    kg.load([path])
+    assert has_frames(mem_store)
+    assert frame_fits(mem_store, [req])[0] == [1.0, 0.0]
+
+
+def test_make_eval_reloads_a_wordnet_loaded_without_frames(mem_store: EmbeddedStore, tmp_path: Path) -> None:
+    import gzip
+
+    from kg_rag.eval.report import _ensure_loaded
+
+    name = "english-wordnet-2025.xml.gz"
+    old = LMF.replace(' subcat="vtai vtaa"', "").replace(' subcat="via"', "")
+    old = old.replace('<SyntacticBehaviour subcategorizationFrame="Somebody ----s" senses="t-fly__2.38.00.."/>', "")
+    (tmp_path / name).write_bytes(gzip.compress(old.encode("utf-8")))
+    _ensure_loaded(mem_store, tmp_path, (name,))
+    graph = NamedNode(ID + "source/english-wordnet-2025")
+    assert not mem_store.ask("ask-store-has-frames", bind={"g": graph})
+    (tmp_path / name).write_bytes(gzip.compress(LMF.encode("utf-8")))
+    _ensure_loaded(mem_store, tmp_path, (name,))   # loaded, but without frames: reloaded
+    assert mem_store.ask("ask-store-has-frames", bind={"g": graph})

@@ -16,6 +16,8 @@ import logging
 import sys
 from pathlib import Path
 
+from pyoxigraph import NamedNode
+
 from ..store import Store
 from ..text import for_terminal
 from .retrieval import RetrievalReport
@@ -114,8 +116,13 @@ def _ensure_loaded(store: Store, wordnet: Path, files: tuple[str, ...]) -> None:
     have = {g.value for g in store.named_graphs()}
     for f in files:
         stem = f[: -len(".xml.gz")]
-        if f"{ID}source/{stem}" not in have:
+        graph = f"{ID}source/{stem}"
+        if graph not in have:
             print(f"loading {f} into the evaluation store (once)", file=sys.stderr)
+            load_file(store, wordnet / f)
+        elif f.startswith("english-wordnet") and not store.ask("ask-store-has-frames",
+                                                                 bind={"g": NamedNode(graph)}):
+            print(f"reloading {f}: loaded before verb frames were kept", file=sys.stderr)
             load_file(store, wordnet / f)
 
 

@@ -183,6 +183,21 @@ def compatibility(p: Pattern, frames: Sequence[Frame]) -> float:
 
 
 _CACHES: PerStore[str, tuple[Frame, ...]] = PerStore(CACHE_SIZE)
+_HAS_FRAMES: PerStore[str, bool] = PerStore(1)
+
+
+def has_frames(store: Store) -> bool:
+    """Whether any lexicon in the store has frames (asked once per store). A store whose Open
+    English WordNet was loaded before the loader kept frames has none: it is worth reloading."""
+    cache = _HAS_FRAMES.of(store)
+    known = cache.get("")
+    if known is None:
+        known = store.ask("ask-store-has-frames")
+        cache.put("", known)
+        if not known:
+            log.warning("no verb frames in this store (its WordNet was loaded before kg-rag kept "
+                        "them): reload it with `kg-rag load` for better English verb senses")
+    return known
 
 
 def sense_frames(store: Store, senses: Sequence[str]) -> dict[str, tuple[Frame, ...]]:
@@ -212,6 +227,7 @@ def sense_frames(store: Store, senses: Sequence[str]) -> dict[str, tuple[Frame, 
 def clear_cache(store: Store) -> None:
     """Forget cached frames (after loading or dropping a source)."""
     _CACHES.clear(store)
+    _HAS_FRAMES.clear(store)
 
 
 def _english_verbs(cands: Sequence[Candidate]) -> bool:
@@ -222,6 +238,8 @@ def frame_fits(store: Store, requests: Sequence[SelectionRequest]) -> list[list[
     """Per request, each candidate's :func:`compatibility`; None unless every candidate is an
     English verb sense and at least one of them has frames."""
     verbs = [r for r in requests if _english_verbs(r.mention.candidates)]
+    if not verbs or not has_frames(store):
+        return [None] * len(requests)
     frames = sense_frames(store, [c.sense for r in verbs for c in r.mention.candidates if c.sense])
     out: list[list[float] | None] = []
     for r in requests:
