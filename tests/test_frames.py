@@ -168,7 +168,13 @@ def test_a_store_without_frames_warns_once_and_loading_them_is_noticed(
     from kg_rag.senses.frames import has_frames
 
     kg = KnowledgeGraph(mem_store)
-    req = SelectionRequest(Mention(4, 8, "runs", "en", RUN), "she runs the company", "en", {})
+    keyed = tuple(replace(c, sense_key=f"run%2:{c.rank}::") for c in RUN)   # a WordNet's senses
+    req = SelectionRequest(Mention(4, 8, "runs", "en", keyed), "she runs the company", "en", {})
+    other = KnowledgeGraph(EmbeddedStore(":memory:"))   # a dictionary without sense keys: no warning
+    plain = SelectionRequest(Mention(4, 8, "runs", "en", RUN), "she runs the company", "en", {})
+    with caplog.at_level("WARNING", logger="kg_rag.senses.frames"):
+        assert frame_fits(other.store, [plain]) == [None]
+    assert not caplog.records
     with caplog.at_level("WARNING", logger="kg_rag.senses.frames"):
         assert frame_fits(mem_store, [req]) == [None]
         assert frame_fits(mem_store, [req]) == [None]

@@ -186,15 +186,16 @@ _CACHES: PerStore[str, tuple[Frame, ...]] = PerStore(CACHE_SIZE)
 _HAS_FRAMES: PerStore[str, bool] = PerStore(1)
 
 
-def has_frames(store: Store) -> bool:
+def has_frames(store: Store, wordnet: bool = False) -> bool:
     """Whether any lexicon in the store has frames (asked once per store). A store whose Open
-    English WordNet was loaded before the loader kept frames has none: it is worth reloading."""
+    English WordNet was loaded before the loader kept frames has none: it is worth reloading —
+    said once when ``wordnet`` (the candidates carry WordNet sense keys)."""
     cache = _HAS_FRAMES.of(store)
     known = cache.get("")
     if known is None:
         known = store.ask("ask-store-has-frames")
         cache.put("", known)
-        if not known:
+        if not known and wordnet:
             log.warning("no verb frames in this store (its WordNet was loaded before kg-rag kept "
                         "them): reload it with `kg-rag load` for better English verb senses")
     return known
@@ -238,7 +239,7 @@ def frame_fits(store: Store, requests: Sequence[SelectionRequest]) -> list[list[
     """Per request, each candidate's :func:`compatibility`; None unless every candidate is an
     English verb sense and at least one of them has frames."""
     verbs = [r for r in requests if _english_verbs(r.mention.candidates)]
-    if not verbs or not has_frames(store):
+    if not verbs or not has_frames(store, any(c.sense_key for r in verbs for c in r.mention.candidates)):
         return [None] * len(requests)
     frames = sense_frames(store, [c.sense for r in verbs for c in r.mention.candidates if c.sense])
     out: list[list[float] | None] = []
