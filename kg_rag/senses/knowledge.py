@@ -15,11 +15,14 @@ For each ambiguous mention:
 * **frames** — for English verbs, how well each sense's subcategorisation frames admit what
   follows the mention in the text (object, preposition, clause end, ``to``-infinitive, passive;
   :mod:`kg_rag.senses.frames`);
+* **part of speech** — raw text gives a word candidates in several parts of speech; the tokens
+  around it (determiner before → noun, modal or ``to`` before → verb, …) give each candidate
+  ``log P(its part of speech)`` (:mod:`kg_rag.senses.pos_context`);
 * **Lesk** — IDF-weighted overlap of the context's content-word lemmas (plus, cross-lingually,
   the English lemmas of the context words' concepts) with each candidate's definitions, examples,
   lemmas in all languages, translations and its graph neighbours' glosses.
 
-``score = log prior + w_ppr * log p_ppr + w_lesk * lesk + w_frames * fit``; the scores returned are the softmax of
+``score = log prior + w_ppr * log p_ppr + w_lesk * lesk + w_frames * fit + w_pos * log p_pos``; the scores returned are the softmax of
 that, the confidence is the margin between the two best. Weights are per part of speech (and
 "xl" for mentions outside English) and were chosen on the development sets only (see ``WEIGHTS``
 and README "Evaluation").
@@ -45,6 +48,7 @@ from .frames import frame_fits
 from .graph import KnowledgeBase, knowledge_base
 from .lesk import words
 from .orthography import case_mismatch, sentence
+from .pos_context import pos_evidence
 from .prior import english_frequencies, english_prior, informed
 
 log = logging.getLogger(__name__)
@@ -65,6 +69,7 @@ class Weights:
     own: float = 0.0          # non-English mentions: exponent of their own lexicon's sense rank
     case: float = 100.0       # penalty of a lemma whose case contradicts the mention's (a filter)
     frames: float = 0.0       # weight of an English verb sense's frame fit (0 … 1)
+    pos: float = 0.0          # weight of log P(candidate's part of speech | tokens around)
 
 
 #: Chosen on semeval2007 (455 instances, OEWN 2025, window 1) by a grid over alpha x ppr x hub x
@@ -74,7 +79,12 @@ class Weights:
 #: (too few instances to trust). See README "Evaluation".
 #: The frame fit (English verbs): weights 3-20 gave 58.9-59.3 (268-270 of 455), 6 chosen;
 #: leave-one-document-out 58.9 (268).
-DEFAULT_WEIGHTS = Weights(alpha=1.0, ppr=0.3, hub=0.0, lesk=0.01, neighbours=0.5, frames=6.0)
+#: The part of speech from the tokens around (raw text: candidates in every part of speech, as
+#: the annotator gives them): semeval2007 without the corpus' POS 224 of 455 -> 258 with weight
+#: 1 (1.5-10: 259; leave-one-document-out 258, every text gains); with the corpus' POS no effect
+#: (one POS). Frames also on the verb candidates of such mentions: 264-265, but en-sense-dev
+#: retrieval fell (nDCG@10 0.755 against 0.766), so they stay with all-verb mentions.
+DEFAULT_WEIGHTS = Weights(alpha=1.0, ppr=0.3, hub=0.0, lesk=0.01, neighbours=0.5, frames=6.0, pos=1.0)
 #: Mentions outside English whose dictionary is too small for an English-frequency estimate
 #: ("xl": the prior of :mod:`kg_rag.senses.prior` is flat, e.g. the demo): the English context
 #: weights decide (their scale also sets how sure the decisions are). With OEWN's prior these
@@ -106,6 +116,7 @@ class Components:
     informed: bool = False               # ... estimated from a big enough dictionary
     case: list[float] | None = None      # 1.0 where the lemma's case contradicts the mention's
     frames: list[float] | None = None    # English verbs: each sense's frame fit (0 … 1)
+    pos_fit: list[float] | None = None   # mixed parts of speech: log P(candidate's POS | tokens)
 
     @property
     def key(self) -> str:
@@ -210,7 +221,7 @@ class KnowledgeSelector:
             words("warming up", lang)  # loads the lemmatiser's dictionary of each language
 
     def select(self, requests: Sequence[SelectionRequest]) -> list[Selection]:
-        comps = self.components(requests)
+        comps = share_positions(requests, self.components(requests))
         out = []
         for req, comp in zip(requests, comps, strict=True):
             out.append(self.decide(req, comp))
@@ -269,6 +280,7 @@ class KnowledgeSelector:
                 static=[float(static[n]) if n is not None else 0.0 for n in p.nodes],
                 lesk=self._lesk(kb, p),
                 case=case_mismatch(p.request.mention, p.request.context, cands), frames=next(fits),
+                pos_fit=pos_evidence(p.request),
                 pos=_norm_pos(cands), has_seeds=bool(p.seeds)))
         return out
 
@@ -390,6 +402,34 @@ class KnowledgeSelector:
         return out
 
 
+_POSITIONAL = ("case", "frames", "pos_fit")
+
+
+def share_positions(requests: Sequence[SelectionRequest],
+                    comps: list[Components | None]) -> list[Components | None]:
+    """Mentions of one word in one context get one decision — its record is keyed by the word
+    and the context (:func:`kg_rag.provenance.decision_iri`), not by the position: the signals
+    that depend on the position (case, frames, part of speech) are averaged over them."""
+    groups: dict[tuple[object, ...], list[Components]] = {}
+    for req, comp in zip(requests, comps, strict=True):
+        if comp is not None:
+            m = req.mention
+            key = (match_key(m.text), m.lang, tuple(c.id for c in m.candidates),
+                   req.context, req.context_lang)
+            groups.setdefault(key, []).append(comp)
+    for members in groups.values():
+        if len(members) < 2:
+            continue
+        for name in _POSITIONAL:
+            values = [getattr(c, name) for c in members]
+            if any(v is None for v in values) or all(v == values[0] for v in values):
+                continue
+            mean = [sum(col) / len(values) for col in zip(*values, strict=True)]
+            for c in members:
+                setattr(c, name, list(mean))
+    return comps
+
+
 def combine(comp: Components, w: Weights) -> np.ndarray:
     """The log-linear score of each candidate."""
     if comp.en_prior is not None:
@@ -414,6 +454,8 @@ def combine(comp: Components, w: Weights) -> np.ndarray:
         total -= w.case * np.asarray(comp.case, dtype=np.float64)
     if w.frames and comp.frames is not None:
         total += w.frames * np.asarray(comp.frames, dtype=np.float64)
+    if w.pos and comp.pos_fit is not None:
+        total += w.pos * np.asarray(comp.pos_fit, dtype=np.float64)
     return total
 
 
