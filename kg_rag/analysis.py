@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from pyoxigraph import NamedNode, Quad
@@ -114,7 +114,7 @@ def decide(store: Store, units: Sequence[Unit], selector: SenseSelector | None,
         u = units[d.unit]
         h = provenance.context_hash(u.context, u.lang)
         hashes[id(d)] = h
-        d.decision = provenance.decision_iri(agent, d.mention, h)
+        d.decision = provenance.decision_iri(agent, d.mention, h, u.start)
         by_iri[d.decision.value] = d.mention
     stored = load_decisions(store, [d.decision for d in pending if d.decision is not None],
                             by_iri, agent.name)
@@ -135,9 +135,10 @@ def decide(store: Store, units: Sequence[Unit], selector: SenseSelector | None,
     requests = []
     for d in todo:
         u = units[d.unit]
-        others = tuple(m for m in u.mentions if m is not d.mention)
+        # a selector reads the context at the mention's offsets: make them the context's own
+        others = tuple(_within(m, u.start) for m in u.mentions if m is not d.mention)
         requests.append(SelectionRequest(
-            mention=d.mention, context=u.context, context_lang=u.lang,
+            mention=_within(d.mention, u.start), context=u.context, context_lang=u.lang,
             evidence=tuple(evidence[c] for c in d.mention.candidates),
             others=others, target_lang=target_lang,
         ))
@@ -161,3 +162,8 @@ def decide(store: Store, units: Sequence[Unit], selector: SenseSelector | None,
     outcome.tokens_in = sum(t[0] for t in llm_requests.values())
     outcome.tokens_out = sum(t[1] for t in llm_requests.values())
     return outcome
+
+
+def _within(m: Mention, offset: int) -> Mention:
+    """``m`` with offsets into its unit's context (``offset``: where the context starts)."""
+    return m if offset == 0 else replace(m, start=m.start - offset, end=m.end - offset)

@@ -46,10 +46,13 @@ def context_hash(context: str, lang: str) -> str:
     return sha256(context, lang)
 
 
-def decision_iri(agent: Agent, mention: Mention, ctx_hash: str) -> NamedNode:
+def decision_iri(agent: Agent, mention: Mention, ctx_hash: str, offset: int = 0) -> NamedNode:
+    """The IRI of deciding ``mention`` in a context (its hash); ``offset``: where the context
+    starts in the mention's text — the position within the context is part of the identity (one
+    word used twice in a passage, as a verb and as a noun, gets two decisions)."""
     ids = sorted(c.id for c in mention.candidates)
     digest = sha256(agent.name, agent.version, agent.model or "", match_key(mention.text),
-                    mention.lang, *ids, ctx_hash)
+                    mention.lang, *ids, ctx_hash, mention.start - offset, mention.end - offset)
     return NamedNode(ID + "decision/" + digest[:32])
 
 

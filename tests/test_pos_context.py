@@ -129,16 +129,19 @@ def test_selector_uses_the_part_of_speech(store: EmbeddedStore) -> None:
     assert plain.chosen == NOUN
 
 
-def test_one_word_in_one_context_gets_one_decision(store: EmbeddedStore) -> None:
-    """Decisions are recorded per word and context (not per position): a word used as a verb and
-    as a noun in one passage gets one decision, the positions' evidence averaged."""
+def test_one_word_twice_in_a_later_passage_gets_a_decision_per_position(store: EmbeddedStore) -> None:
+    """Through the pipeline's decide(): a passage that starts at offset 100 of its document, with
+    "run" as a verb and as a noun. Each position gets its own decision (the position is part of
+    the decision's identity), and the selector reads the passage at the passage's own offsets."""
+    from kg_rag.analysis import Unit, decide
+
     context = "They will run the club after the last run."
-    first = context.index("run")
-    second = context.rindex("run")
-    reqs = [SelectionRequest(Mention(s, s + 3, "run", "en", RUN), context, "en", tuple(fetch_evidence(store, RUN)))
-            for s in (first, second)]
-    sel = KnowledgeSelector(store)
-    a, b = sel.components(reqs)
-    assert a is not None and b is not None and a.pos_fit != b.pos_fit
-    x, y = sel.select(reqs)
-    assert x.chosen == y.chosen and x.scores == y.scores
+    base = 100
+    mentions = [Mention(base + s, base + s + 3, "run", "en", RUN)
+                for s in (context.index("run"), context.rindex("run"))]
+    out = decide(store, [Unit(base, base + len(context), "en", context, mentions)], KnowledgeSelector(store))
+    verb, noun = out.decided
+    assert verb.decision is not None and noun.decision is not None and verb.decision != noun.decision
+    assert verb.selection is not None and verb.selection.chosen == OPERATE
+    assert noun.selection is not None and noun.selection.chosen == NOUN
+    assert (verb.mention.start, noun.mention.start) == (base + 10, base + 38)   # records keep document offsets

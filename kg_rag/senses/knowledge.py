@@ -221,7 +221,7 @@ class KnowledgeSelector:
             words("warming up", lang)  # loads the lemmatiser's dictionary of each language
 
     def select(self, requests: Sequence[SelectionRequest]) -> list[Selection]:
-        comps = share_positions(requests, self.components(requests))
+        comps = self.components(requests)
         out = []
         for req, comp in zip(requests, comps, strict=True):
             out.append(self.decide(req, comp))
@@ -400,34 +400,6 @@ class KnowledgeSelector:
                     total += cw * sw * (float(idf[j]) if j is not None and idf is not None else unseen)
             out.append(total)
         return out
-
-
-_POSITIONAL = ("case", "frames", "pos_fit")
-
-
-def share_positions(requests: Sequence[SelectionRequest],
-                    comps: list[Components | None]) -> list[Components | None]:
-    """Mentions of one word in one context get one decision — its record is keyed by the word
-    and the context (:func:`kg_rag.provenance.decision_iri`), not by the position: the signals
-    that depend on the position (case, frames, part of speech) are averaged over them."""
-    groups: dict[tuple[object, ...], list[Components]] = {}
-    for req, comp in zip(requests, comps, strict=True):
-        if comp is not None:
-            m = req.mention
-            key = (match_key(m.text), m.lang, tuple(c.id for c in m.candidates),
-                   req.context, req.context_lang)
-            groups.setdefault(key, []).append(comp)
-    for members in groups.values():
-        if len(members) < 2:
-            continue
-        for name in _POSITIONAL:
-            values = [getattr(c, name) for c in members]
-            if any(v is None for v in values) or all(v == values[0] for v in values):
-                continue
-            mean = [sum(col) / len(values) for col in zip(*values, strict=True)]
-            for c in members:
-                setattr(c, name, list(mean))
-    return comps
 
 
 def combine(comp: Components, w: Weights) -> np.ndarray:
