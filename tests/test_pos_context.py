@@ -145,3 +145,26 @@ def test_one_word_twice_in_a_later_passage_gets_a_decision_per_position(store: E
     assert verb.selection is not None and verb.selection.chosen == OPERATE
     assert noun.selection is not None and noun.selection.chosen == NOUN
     assert (verb.mention.start, noun.mention.start) == (base + 10, base + 38)   # records keep document offsets
+
+
+def test_eval_any_pos_gives_every_part_of_speech(store: EmbeddedStore, tmp_path: Path) -> None:
+    """`kg-rag eval wsd --any-pos`: the lemma's candidates in every part of speech (as raw text is
+    annotated); the part-of-speech evidence still finds the verb, the first sense does not."""
+    from kg_rag.eval.wsd import evaluate
+    from kg_rag.senses.factory import make_selector
+    from kg_rag.settings import Settings
+
+    data = tmp_path / "t.data.xml"
+    data.write_text(
+        '<?xml version="1.0" encoding="UTF-8"?>\n<corpus lang="en" source="t"><text id="d0">'
+        '<sentence id="d0.s0"><wf lemma="she" pos="PRON">She</wf><wf lemma="will" pos="VERB">will</wf>'
+        '<instance id="d0.s0.t0" lemma="run" pos="VERB">run</instance><wf lemma="the" pos="DET">the</wf>'
+        '<wf lemma="company" pos="NOUN">company</wf></sentence></text></corpus>\n', encoding="utf-8")
+    gold = tmp_path / "t.gold.key.txt"
+    gold.write_text("d0.s0.t0 p-run__2.41.00..\n", encoding="utf-8")
+    sel = make_selector("knowledge", store, Settings())
+    rep = evaluate(store, sel, data, gold, any_pos=True)
+    assert rep.system.total.correct == 1
+    assert rep.baselines["first-sense"].total.correct == 0      # the noun is listed first
+    assert any("--any-pos" in p for p in rep.problems)
+    assert evaluate(store, sel, data, gold).baselines["first-sense"].total.correct == 1   # verbs only

@@ -26,6 +26,9 @@ def _register_wsd(sub: argparse._SubParsersAction) -> None:  # type: ignore[type
     p.add_argument("--window", type=int, default=1,
                    help="neighbouring sentences on each side used as context (default 1)")
     p.add_argument("--predictions", metavar="OUT.key.txt", help="write the chosen keys here")
+    p.add_argument("--any-pos", action="store_true",
+                   help="ignore the corpus' parts of speech: candidates of every part of speech, "
+                        "as the product annotates raw text")
     p.add_argument("--json", action="store_true", help="machine-readable report")
     p.set_defaults(func=cmd_wsd)
 
@@ -61,7 +64,7 @@ def cmd_wsd(args: argparse.Namespace) -> int:
             n = len(read_corpus(args.data).instances)
             bar = tqdm(total=n, unit="inst", file=sys.stderr, desc="eval wsd", leave=False)
         report = evaluate(store, selector, args.data, args.gold, lang=args.lang, window=args.window,
-                          predictions=args.predictions,
+                          predictions=args.predictions, any_pos=args.any_pos,
                           progress=(lambda k: bar.update(k)) if bar is not None else None)
         if bar is not None:
             bar.close()

@@ -235,9 +235,11 @@ def _run(name: str, select: Callable[[Sequence[SelectionRequest]], list[Selectio
 def evaluate(store: Store, selector: Any, data: str | Path, gold_path: str | Path,
              lang: str | None = None, window: int = 1, predictions: str | Path | None = None,
              lookup: CandidateLookup | None = None,
-             progress: Callable[[int], None] | None = None) -> WsdReport:
+             progress: Callable[[int], None] | None = None, any_pos: bool = False) -> WsdReport:
     """Run ``selector`` (and the first-sense and random baselines) on a corpus; never raises for
-    one bad instance: problems are counted and listed in the report."""
+    one bad instance: problems are counted and listed in the report. ``any_pos``: candidates of
+    the lemma in every part of speech, as the annotator gives them for raw text (the corpus' POS
+    still groups the scores)."""
     from ..senses.baselines import FirstSenseSelector, RandomSelector
     from ..senses.evidence import fetch_evidence
 
@@ -249,7 +251,10 @@ def evaluate(store: Store, selector: Any, data: str | Path, gold_path: str | Pat
         eval_lang = "en"
         problems.append("the corpus has no lang attribute and no --lang was given: assumed en")
     find = lookup or Candidates(store)
-    batches = _requests(corpus, eval_lang, find, window, lambda c: fetch_evidence(store, c))
+    by_pos: CandidateLookup = (lambda lemma, lg, pos: find(lemma, lg, None)) if any_pos else find
+    batches = _requests(corpus, eval_lang, by_pos, window, lambda c: fetch_evidence(store, c))
+    if any_pos:
+        problems.append("candidates of every part of speech (--any-pos: as raw text is annotated)")
     if isinstance(find, Candidates):
         problems.extend(find.problems)
     senses = SenseKeys(store)
