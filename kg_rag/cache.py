@@ -6,6 +6,7 @@ from __future__ import annotations
 import threading
 import weakref
 from collections import OrderedDict
+from collections.abc import Iterable
 from typing import Generic, TypeVar
 
 K = TypeVar("K")
@@ -31,6 +32,18 @@ class LRU(Generic[K, V]):
             self.data.move_to_end(key)
             while len(self.data) > self.size:
                 self.data.popitem(last=False)
+
+    def split(self, keys: Iterable[K]) -> tuple[dict[K, V], list[K]]:
+        """The cached values of ``keys`` and, in order and once each, the keys not cached."""
+        hits: dict[K, V] = {}
+        missing: list[K] = []
+        for k in dict.fromkeys(keys):
+            v = self.get(k)
+            if v is None:
+                missing.append(k)
+            else:
+                hits[k] = v
+        return hits, missing
 
     def __len__(self) -> int:
         return len(self.data)

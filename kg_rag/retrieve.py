@@ -132,8 +132,8 @@ def _decision_weights(store: Store, decisions: set[str]) -> dict[str, dict[str, 
     """decision IRI → concept → how much a document annotation decided by it counts for the
     concept (:func:`reading_weights`, document side)."""
     cache = _DECISIONS.of(store)
-    known = {d: hit for d in decisions if (hit := cache.get(d)) is not None}
-    missing = [NamedNode(d) for d in decisions if d not in known]
+    known, todo = cache.split(decisions)
+    missing = [NamedNode(d) for d in todo]
     if missing:
         scores: dict[str, dict[str, float]] = defaultdict(dict)
         chosen: dict[str, str | None] = {}

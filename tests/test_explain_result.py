@@ -13,7 +13,7 @@ from kg_rag.api import KnowledgeGraph
 from kg_rag.cli import main
 from kg_rag.errors import InputError, NotFoundError
 from kg_rag.resources import resource_path
-from kg_rag.store import EmbeddedStore
+from tests.service_server import demo_store
 
 DEMO = resource_path("demo")
 CONCEPT = "https://w3id.org/kg-rag/demo/concept/"
@@ -23,10 +23,7 @@ BRANCHES = ("הפירות העמיסו על הבדים", (17, 22))   # the paper
 
 @pytest.fixture(scope="module")
 def kg() -> KnowledgeGraph:
-    g = KnowledgeGraph(EmbeddedStore(":memory:"))
-    g.load([DEMO / "thesaurus.ttl", DEMO / "dictionary.ttl"])
-    g.index([DEMO / "documents"])
-    return g
+    return KnowledgeGraph(demo_store())   # the demo, built once per test process
 
 
 def _doc_iri(kg: KnowledgeGraph, doc_id: str) -> str:

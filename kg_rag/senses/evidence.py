@@ -88,14 +88,7 @@ def _chunks(items: Sequence[str], n: int) -> Iterable[Sequence[str]]:
 def concept_evidence(store: Store, concepts: Iterable[str]) -> dict[str, ConceptEvidence]:
     """Concept-level evidence for each IRI (cached)."""
     cache = _CACHES.of(store)
-    out: dict[str, ConceptEvidence] = {}
-    missing: list[str] = []
-    for c in dict.fromkeys(concepts):
-        hit = cache.get(c)
-        if hit is None:
-            missing.append(c)
-        else:
-            out[c] = hit
+    out, missing = cache.split(concepts)
     for chunk in _chunks(missing, BATCH):
         parts = {c: _Parts.new() for c in chunk}
         rows = store.select("select-concept-evidence",

@@ -204,14 +204,7 @@ def has_frames(store: Store, wordnet: bool = False) -> bool:
 def sense_frames(store: Store, senses: Sequence[str]) -> dict[str, tuple[Frame, ...]]:
     """The frames of each sense IRI (batched ``select-sense-frames``, cached per store)."""
     cache = _CACHES.of(store)
-    out: dict[str, tuple[Frame, ...]] = {}
-    missing = []
-    for s in dict.fromkeys(senses):
-        hit = cache.get(s)
-        if hit is None:
-            missing.append(s)
-        else:
-            out[s] = hit
+    out, missing = cache.split(senses)
     for i in range(0, len(missing), BATCH):
         chunk = missing[i : i + BATCH]
         found: dict[str, dict[Frame, None]] = {s: {} for s in chunk}
