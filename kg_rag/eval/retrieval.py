@@ -147,6 +147,7 @@ def bm25_run(data: BeirSet, k: int) -> dict[str, list[str]]:
         import bm25s
     except ImportError as e:  # pragma: no cover - eval extra
         raise KgRagError("the BM25 reference row needs bm25s: pip install 'kg-rag[eval]'") from e
+    logging.getLogger("bm25s").setLevel(logging.WARNING)  # it sets itself to DEBUG on import
     ids = [d.id for d in data.corpus]
     retriever = bm25s.BM25()
     retriever.index(bm25s.tokenize([d.text for d in data.corpus], show_progress=False), show_progress=False)
