@@ -12,7 +12,6 @@ adds ``w.frames`` times it to English verb candidates (README "Evaluation").
 from __future__ import annotations
 
 import logging
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -21,34 +20,21 @@ from pyoxigraph import NamedNode
 from ..cache import PerStore
 from ..model import Candidate, SelectionRequest
 from ..store import Store, Values
+from . import english
+from .english import DETERMINERS, OBJECT_PRONOUNS, PREPOSITIONS, QUOTES, skippable
 
 log = logging.getLogger(__name__)
 
 BATCH = 400
 CACHE_SIZE = 50_000
 
-_TOKEN = re.compile(r"\w+(?:[-'’.]\w+)*|n't|'\w+|[^\w\s]+")
-_ADVERBS = frozenset(
-    "not n't never also only just still already even ever always often really then now currently "
-    "usually soon again further rather quite very too all both".split())
 _BE = frozenset("be is are was were been being 's 're 'm am get gets got gotten getting "
                 "become became becomes".split())
-PREPOSITIONS = frozenset(
-    "in on at for from with into of by about over under through against among between across "
-    "after before toward towards upon within without around like onto off up down out along "
-    "behind beyond during since until via per near inside outside throughout".split())
 _CLAUSE_END = frozenset("and or but because if when while although though unless whereas where "
                         "as so".split())
-_DETERMINERS = frozenset("the a an this these those that my your his her its our their some any no "
-                         "every each another such many much more most several few all both what "
-                         "which whose".split())
-_OBJECT_PRONOUNS = frozenset(
-    "him her them me us you it himself herself themselves myself ourselves itself yourself "
-    "something anything nothing everything someone anyone everyone nobody people one".split())
 _NOT_GERUNDS = frozenset("thing nothing something anything everything morning evening king ring "
                          "spring string building during bring sing swing wing sting ceiling".split())
 _WH = frozenset("whether how what why who whom".split())
-_QUOTES = frozenset(("``", "''", '"', "“", "”"))
 
 #: how well a frame admits what else follows (1 = the frame says exactly this)
 PP_GENERIC = 0.7      # "Somebody ----s PP" for a given preposition
@@ -112,21 +98,17 @@ def parse_frame(label: str) -> Frame:
     return Frame("obj")
 
 
-def _skippable(tok: str) -> bool:
-    return tok in _ADVERBS or tok.endswith("n't") or (tok.endswith("ly") and len(tok) > 4)
-
-
 def observe(context: str, start: int, end: int, lemma: str) -> Pattern:
     """The pattern around the verb at ``context[start:end]`` whose lemma is ``lemma``."""
-    right = [t.lower() for t in _TOKEN.findall(context[end:])[:8]]
-    left = [t.lower() for t in _TOKEN.findall(context[:start])[-4:]]
+    right = english.after(context, end, 8)
+    left = english.before(context, start, 4)
     i = 0
-    while i < len(right) and (_skippable(right[i]) or right[i] in _QUOTES):
+    while i < len(right) and (skippable(right[i]) or right[i] in QUOTES):
         i += 1
     r1 = right[i] if i < len(right) else ""
     r2 = right[i + 1] if i + 1 < len(right) else ""
     j = len(left) - 1
-    while j >= 0 and _skippable(left[j]):
+    while j >= 0 and skippable(left[j]):
         j -= 1
     before = left[j] if j >= 0 else ""
     words = context[start:end].lower().split()
@@ -137,7 +119,7 @@ def observe(context: str, start: int, end: int, lemma: str) -> Pattern:
     if not r1 or not r1[0].isalnum() or r1 in _CLAUSE_END:
         comp = "end"
     elif r1 == "to":
-        np_follows = (not r2 or not r2[0].isalpha() or r2 in _DETERMINERS or r2 in _OBJECT_PRONOUNS)
+        np_follows = (not r2 or not r2[0].isalpha() or r2 in DETERMINERS or r2 in OBJECT_PRONOUNS)
         comp = "pp:to" if np_follows else "toinf"
     elif r1 == "that":
         comp = "obj" if not r2 or not r2[0].isalnum() else "that"

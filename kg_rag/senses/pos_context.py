@@ -18,7 +18,8 @@ import math
 from collections.abc import Sequence
 
 from ..model import Candidate, SelectionRequest
-from .frames import _DETERMINERS, _OBJECT_PRONOUNS, _QUOTES, _TOKEN, PREPOSITIONS, _skippable
+from . import english
+from .english import DETERMINERS, OBJECT_PRONOUNS, PREPOSITIONS, QUOTES, skippable
 
 POS = ("noun", "verb", "adjective", "adverb")
 
@@ -35,7 +36,7 @@ _FREQUENCY = frozenset("seldom rarely sometimes usually almost hardly".split())
 _FUNCTION = frozenset("and or but nor not than as if so because when while where whether".split())
 _NUMBERS = frozenset("two three four five six seven eight nine ten dozen hundred thousand million "
                      "billion first second third last next".split())
-_NOUN_LEFT = (_DETERMINERS - {"that", "what", "which", "all", "both"}) | _POSSESSIVES | _NUMBERS
+_NOUN_LEFT = (DETERMINERS - {"that", "what", "which", "all", "both"}) | _POSSESSIVES | _NUMBERS
 _RELATIVES = frozenset("that which who".split())
 _SENTENCE_START = frozenset(". ! ? : ;".split())
 _PLURALS = ("men", "ren", "ves", "ice", "eet", "eeth", "ople", "ae", "i")
@@ -49,16 +50,16 @@ WEAK = 0.5
 
 def _left(context: str, start: int) -> tuple[str, str]:
     """The previous token (adverbs skipped) and the one right before the mention."""
-    toks = [t.lower() for t in _TOKEN.findall(context[max(0, start - 80) : start])][-5:]
+    toks = english.before(context, start, 5)
     adjacent = toks[-1] if toks else ""
     j = len(toks) - 1
-    while j >= 0 and (_skippable(toks[j]) or toks[j] in _FREQUENCY) and toks[j] not in _INTENSIFIERS:
+    while j >= 0 and (skippable(toks[j]) or toks[j] in _FREQUENCY) and toks[j] not in _INTENSIFIERS:
         j -= 1
     return (toks[j] if j >= 0 else ""), adjacent
 
 
 def _right(context: str, end: int) -> tuple[str, str]:
-    toks = [t.lower() for t in _TOKEN.findall(context[end : end + 80])][:4]
+    toks = english.after(context, end, 4)
     return (toks[0] if toks else ""), (toks[1] if len(toks) > 1 else "")
 
 
@@ -133,15 +134,15 @@ def pos_distribution(context: str, start: int, end: int, lemma: str = "") -> dic
     elif form == "base" and before.isalpha() and before not in _FUNCTION:
         add("noun", MEDIUM)  # after a singular noun or an adjective: "jail sentence", "major support"
     # --- right -----------------------------------------------------------------------------
-    if after in _DETERMINERS - {"that", "what", "which"} or after in _OBJECT_PRONOUNS - {"one", "it"}:
+    if after in DETERMINERS - {"that", "what", "which"} or after in OBJECT_PRONOUNS - {"one", "it"}:
         add("verb", MEDIUM)
     elif after in ("of", "'s"):
         add("noun", MEDIUM)
     elif after in _FINITE and before not in _SUBJECTS:
         add("noun", MEDIUM)  # the subject's head: "the report was"
-    elif after == "to" and after2 and after2 not in _DETERMINERS:
+    elif after == "to" and after2 and after2 not in DETERMINERS:
         add("verb", WEAK)
-    if surface[:1].isupper() and adjacent and adjacent not in _SENTENCE_START | _QUOTES:
+    if surface[:1].isupper() and adjacent and adjacent not in _SENTENCE_START | QUOTES:
         add("noun", MEDIUM)  # a capital inside a sentence: a name
     # --- morphology ------------------------------------------------------------------------
     if form == "ed":
