@@ -23,7 +23,7 @@ from .explain import Explanation, explain
 from .indexer import IndexReport, index_documents
 from .model import Answer, MentionReport
 from .namespaces import KGR
-from .retrieve import EXPANSION, QueryConcept, expand, rank, reading_weights
+from .retrieve import EXPANSION, QueryConcept, expand, question_weights, rank
 from .senses.base import SenseSelector
 from .senses.factory import make_selector
 from .settings import Settings, settings
@@ -256,8 +256,7 @@ def _question_weights(d: Decided, mode: str) -> dict[str, float]:
     """The concepts one mention of a question looks for, with their weights: every candidate
     alike for label matching; else the decision's readings (:func:`reading_weights`)."""
     if mode == "none" or not d.mention.ambiguous:
-        cs = d.mention.concepts
-        return {c: 1.0 / len(cs) if mode == "none" else 1.0 for c in cs}
+        return question_weights(d.mention.concepts, None)
     sel = d.selection
     if sel is None or sel.chosen is None:
         return {}
@@ -265,7 +264,7 @@ def _question_weights(d: Decided, mode: str) -> dict[str, float]:
     scores: dict[str, float] = {}
     for cand in d.mention.candidates:
         scores[cand.concept] = scores.get(cand.concept, 0.0) + by_id.get(cand.id, 0.0)
-    return reading_weights(scores, sel.chosen.concept, sel.confidence, document=False)
+    return question_weights(d.mention.concepts, scores, sel.chosen.concept, sel.confidence)
 
 
 def _report(d: Decided, owner: NamedNode | None) -> MentionReport:

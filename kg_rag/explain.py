@@ -41,7 +41,9 @@ class Explanation:
         return render_text(self.summary)
 
 
-class _G:
+class GraphIndex:
+    """The explanation triples indexed by subject+predicate and predicate+object."""
+
     def __init__(self, triples: list[Triple]) -> None:
         self.by_sp: dict[tuple[str, str], list[Any]] = defaultdict(list)
         self.by_po: dict[tuple[str, str], list[str]] = defaultdict(list)
@@ -62,7 +64,7 @@ class _G:
         return sorted(set(self.by_po.get((p.value, o), [])))
 
 
-def _label(g: _G, concept: str, lang: str) -> str:
+def concept_label(g: GraphIndex, concept: str, lang: str) -> str:
     labels = g.all(concept, SKOS.prefLabel)
     for want in (lang, "en"):
         for lab in labels:
@@ -71,7 +73,7 @@ def _label(g: _G, concept: str, lang: str) -> str:
     return str(labels[0].value) if labels else concept.rsplit("/", 1)[-1]
 
 
-def _definition(g: _G, concept: str, lang: str) -> str:
+def _definition(g: GraphIndex, concept: str, lang: str) -> str:
     defs = g.all(concept, SKOS.definition)
     for want in (lang, "en"):
         for d in defs:
@@ -80,14 +82,14 @@ def _definition(g: _G, concept: str, lang: str) -> str:
     return str(defs[0].value) if defs else ""
 
 
-def _decision(g: _G, dec: str, lang: str) -> dict[str, Any]:
+def decision_summary(g: GraphIndex, dec: str, lang: str) -> dict[str, Any]:
     agent = g.one(dec, PROV.wasAssociatedWith)
     cands = []
     for c in g.all(dec, KGR.candidate):
         concept = g.one(c.value, KGR.concept)
         cands.append({
             "concept": concept, "sense": g.one(c.value, KGR.sense),
-            "label": _label(g, concept, lang), "definition": _definition(g, concept, lang),
+            "label": concept_label(g, concept, lang), "definition": _definition(g, concept, lang),
             "score": float(g.one(c.value, KGR.score) or 0), "rank": int(g.one(c.value, KGR.rank) or 0),
         })
     cands.sort(key=lambda x: x["rank"])
@@ -106,12 +108,23 @@ def _decision(g: _G, dec: str, lang: str) -> dict[str, Any]:
                       "tokens_in": int(g.one(dec, KGR.tokensIn) or 0), "tokens_out": int(g.one(dec, KGR.tokensOut) or 0),
                       "latency_ms": float(g.one(dec, KGR.latencyMs) or 0), "rationale": g.one(dec, KGR.rationale)}
     if out["chosen_concept"]:
-        out["chosen_label"] = _label(g, out["chosen_concept"], lang)
+        out["chosen_label"] = concept_label(g, out["chosen_concept"], lang)
     return out
 
 
+def target_span(g: GraphIndex, target: str) -> dict[str, Any]:
+    """``text``, ``start`` and ``end`` of an annotation target (its quote and position selectors)."""
+    span: dict[str, Any] = {}
+    for sel in g.all(target, OA.hasSelector):
+        if g.one(sel.value, OA.exact) is not None:
+            span["text"] = g.one(sel.value, OA.exact)
+        if g.one(sel.value, OA.start) is not None:
+            span["start"], span["end"] = int(g.one(sel.value, OA.start)), int(g.one(sel.value, OA.end))
+    return span
+
+
 def summarise(root: str, triples: list[Triple]) -> dict[str, Any]:
-    g = _G(triples)
+    g = GraphIndex(triples)
     owners = [s for (s, p), _ in g.by_sp.items() if p == KGR.text.value]
     owner = owners[0] if owners else None
     lang = base_language(g.one(owner, DCT.language)) if owner else "en"
@@ -125,23 +138,18 @@ def summarise(root: str, triples: list[Triple]) -> dict[str, Any]:
         t = g.one(ann, OA.hasTarget)
         if g.one(t, OA.hasSource) != owner:
             continue
-        m: dict[str, Any] = {"annotation": ann}
-        for sel in g.all(t, OA.hasSelector):
-            if g.one(sel.value, OA.exact) is not None:
-                m["text"] = g.one(sel.value, OA.exact)
-            if g.one(sel.value, OA.start) is not None:
-                m["start"], m["end"] = int(g.one(sel.value, OA.start)), int(g.one(sel.value, OA.end))
+        m: dict[str, Any] = {"annotation": ann, **target_span(g, t)}
         m["candidates"] = sorted({c.value for c in g.all(ann, KGR.candidateConcept)})
-        m["concepts"] = [{"iri": b.value, "label": _label(g, b.value, lang)} for b in g.all(ann, OA.hasBody)]
+        m["concepts"] = [{"iri": b.value, "label": concept_label(g, b.value, lang)} for b in g.all(ann, OA.hasBody)]
         dec = g.one(ann, KGR.decision)
         if dec:
-            m["decision"] = _decision(g, dec, lang)
+            m["decision"] = decision_summary(g, dec, lang)
             m["decision"]["reused"] = g.one(ann, KGR.decisionReused) is not None
         mentions.append(m)
     mentions.sort(key=lambda m: m.get("start", 0))
     summary["mentions"] = mentions
     if g.all(root, KGR.status):  # the root is a decision
-        summary["decision"] = _decision(g, root, lang)
+        summary["decision"] = decision_summary(g, root, lang)
     docs = []
     for d in sorted({s for (s, p), _ in g.by_sp.items() if p == RDF.type.value
                      and any(o.value == KGR.Document.value for o in g.all(s, RDF.type))}):
@@ -151,7 +159,7 @@ def summarise(root: str, triples: list[Triple]) -> dict[str, Any]:
                            for ann in g.subjects(OA.hasTarget, a) for b in g.all(ann, OA.hasBody)})
         docs.append({"iri": d, "id": g.one(d, DCT.identifier), "title": g.one(d, DCT.title),
                      "language": g.one(d, DCT.language),
-                     "concepts": [{"iri": c, "label": _label(g, c, lang)} for c in concepts]})
+                     "concepts": [{"iri": c, "label": concept_label(g, c, lang)} for c in concepts]})
     summary["documents"] = docs
     return summary
 

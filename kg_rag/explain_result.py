@@ -18,9 +18,17 @@ from typing import Any
 from pyoxigraph import NamedNode, Triple
 
 from .errors import InputError, NotFoundError
-from .explain import Explanation, explain, summarise
+from .explain import (
+    Explanation,
+    GraphIndex,
+    concept_label,
+    decision_summary,
+    explain,
+    summarise,
+    target_span,
+)
 from .namespaces import KGR, OA
-from .retrieve import EXPANSION, reading_weights
+from .retrieve import EXPANSION, question_weights, reading_weights
 from .store import Store, Values
 
 
@@ -70,12 +78,11 @@ def _local(iri: str) -> str:
 
 
 def _question_weights(m: dict[str, Any]) -> dict[str, float]:
-    """What a question mention looked for (as ``api._question_weights`` computed it)."""
+    """What a question mention looked for, from its explanation (its decision, if any)."""
     dec = m.get("decision")
-    if dec is None:  # unambiguous, or label matching (every candidate alike)
-        n = len(m["candidates"])
-        return {c: 1.0 if n == 1 else 1.0 / n for c in m["candidates"]}
-    return reading_weights(_scores(dec), dec.get("chosen_concept"), dec["confidence"], document=False)
+    if dec is None:
+        return question_weights(m["candidates"], None)
+    return question_weights(m["candidates"], _scores(dec), dec.get("chosen_concept"), dec["confidence"])
 
 
 def _scores(dec: dict[str, Any]) -> dict[str, float]:
@@ -87,42 +94,41 @@ def _scores(dec: dict[str, Any]) -> dict[str, float]:
 
 def _links(summary: dict[str, Any], triples: list[Triple], doc: str,
            reach: dict[str, list[tuple[str, str | None]]]) -> dict[str, Any]:
-    from .explain import _G, _decision, _label  # the same reading of the graph
-
-    g = _G(triples)
+    g = GraphIndex(triples)
     lang = summary.get("owner", {}).get("language", "en")
-    by_concept: dict[str, list[tuple[dict[str, Any], float]]] = defaultdict(list)
+    looked_for: dict[str, list[tuple[dict[str, Any], float]]] = defaultdict(list)
     for m in summary["mentions"]:
         for c, w in _question_weights(m).items():
-            by_concept[c].append((m, w))
-    links = []
+            looked_for[c].append((m, w))
+    links: list[dict[str, Any]] = []
     for target in g.subjects(OA.hasSource, doc):
         for ann in g.subjects(OA.hasTarget, target):
-            span: dict[str, Any] = {}
-            for sel in g.all(target, OA.hasSelector):
-                if g.one(sel.value, OA.exact) is not None:
-                    span["text"] = g.one(sel.value, OA.exact)
-                if g.one(sel.value, OA.start) is not None:
-                    span["start"], span["end"] = int(g.one(sel.value, OA.start)), int(g.one(sel.value, OA.end))
-            dec_iri = g.one(ann, KGR.decision)
-            dec = _decision(g, dec_iri, lang) if dec_iri and g.one(dec_iri, KGR.status) else None
-            cands = [c.value for c in g.all(ann, KGR.candidateConcept)]
-            if dec is not None:
-                doc_w = reading_weights(_scores(dec), dec.get("chosen_concept"), dec["confidence"], document=True)
-            else:
-                doc_w = {c: 1.0 for c in cands}
-            for dc in cands:
-                for qc, rel in reach.get(dc, ()):
-                    for m, qw in by_concept.get(qc, ()):
-                        factor = 1.0 if rel is None else EXPANSION.get(_local(rel), 0.0)
-                        links.append({
-                            "question_mention": {"text": m.get("text"), "start": m.get("start"), "end": m.get("end")},
-                            "question_concept": qc, "question_label": _label(g, qc, lang), "question_weight": qw,
-                            "relation": rel, "expansion_weight": factor,
-                            "document_mention": span, "document_annotation": ann,
-                            "document_concept": dc, "document_label": _label(g, dc, lang),
-                            "document_weight": doc_w.get(dc, 0.0), "document_decision": dec,
-                            "counted": round(qw * factor * doc_w.get(dc, 0.0), 6),
-                        })
+            span = target_span(g, target)
+            dec, doc_w = _document_reading(g, ann, lang)
+            pairs = [(d, q, r) for d in doc_w for q, r in reach.get(d, ())]
+            for dc, qc, rel in pairs:
+                factor = 1.0 if rel is None else EXPANSION.get(_local(rel), 0.0)
+                for m, qw in looked_for.get(qc, ()):
+                    links.append({
+                        "question_mention": {"text": m.get("text"), "start": m.get("start"), "end": m.get("end")},
+                        "question_concept": qc, "question_label": concept_label(g, qc, lang), "question_weight": qw,
+                        "relation": rel, "expansion_weight": factor,
+                        "document_mention": span, "document_annotation": ann,
+                        "document_concept": dc, "document_label": concept_label(g, dc, lang),
+                        "document_weight": doc_w[dc], "document_decision": dec,
+                        "counted": round(qw * factor * doc_w[dc], 6),
+                    })
     links.sort(key=lambda x: (-x["counted"], x["document_mention"].get("start", 0), x["question_concept"]))
     return {"document": doc, "links": links}
+
+
+def _document_reading(g: GraphIndex, ann: str, lang: str) -> tuple[dict[str, Any] | None, dict[str, float]]:
+    """A document annotation's decision (summary) and how much it counts for each candidate
+    concept (:func:`reading_weights`, document side; 1 each without a decision)."""
+    cands = [c.value for c in g.all(ann, KGR.candidateConcept)]
+    dec_iri = g.one(ann, KGR.decision)
+    if not dec_iri or not g.one(dec_iri, KGR.status):
+        return None, {c: 1.0 for c in cands}
+    dec = decision_summary(g, dec_iri, lang)
+    w = reading_weights(_scores(dec), dec.get("chosen_concept"), dec["confidence"], document=True)
+    return dec, {c: w.get(c, 0.0) for c in cands}

@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 import sys
 from collections import defaultdict
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from pyoxigraph import NamedNode
@@ -115,6 +115,16 @@ def reading_weights(scores: Mapping[str, float], chosen: str | None, confidence:
         return {c: p / total for c, p in scores.items() if p > 0}
     top = max(scores.get(chosen, 0.0), max(scores.values()))
     return {c: (p / top) ** DOC_SOFTNESS for c, p in scores.items() if p > 0}
+
+
+def question_weights(concepts: Sequence[str], scores: Mapping[str, float] | None,
+                     chosen: str | None = None, confidence: float = 0.0) -> dict[str, float]:
+    """What one mention of a question looks for. Without a decision (``scores`` None: label
+    matching, or an unambiguous mention) every candidate alike, 1/n; else the decision's readings
+    (:func:`reading_weights`, question side)."""
+    if scores is None:
+        return {c: 1.0 / len(concepts) for c in concepts}
+    return reading_weights(scores, chosen, confidence, document=False)
 
 
 @dataclass(frozen=True, slots=True)
