@@ -36,3 +36,13 @@ def bd_candidates() -> tuple[Candidate, ...]:
 
 def fruit_candidates() -> tuple[Candidate, ...]:
     return (Candidate(ILI + "i9", HE + "pri-n-1", HE + "pri-n", "פרי", "he", 1, None, "i9", "noun"),)
+
+
+def lmf_store(store: EmbeddedStore, folder: Path, lmf: str, name: str = "test-lmf.xml") -> EmbeddedStore:
+    """``store`` with a WN-LMF text loaded through the real loader (written to ``folder/name``)."""
+    from loaders import load_file
+
+    path = folder / name
+    path.write_text(lmf, encoding="utf-8")
+    load_file(store, path)
+    return store

@@ -23,7 +23,7 @@ from kg_rag.senses.frames import (
 )
 from kg_rag.senses.knowledge import DEFAULT_WEIGHTS, KnowledgeSelector
 from kg_rag.store import EmbeddedStore
-from loaders import load_file
+from tests.senses_fixture import lmf_store
 
 # "run": sense 1 transitive (operate), sense 2 intransitive (move fast); "fly": LMF 1.0 style
 LMF = """<?xml version="1.0" encoding="UTF-8"?>
@@ -52,10 +52,7 @@ RUN = (Candidate(T + "t-operate-v", sense=T + "t-run__2.41.00..", lemma="run", l
 @pytest.fixture
 def store(mem_store: EmbeddedStore, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> EmbeddedStore:
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
-    path = tmp_path / "frames-lmf.xml"
-    path.write_text(LMF, encoding="utf-8")
-    load_file(mem_store, path)
-    return mem_store
+    return lmf_store(mem_store, tmp_path, LMF)
 
 
 def _objects(store: EmbeddedStore, s: str, p: NamedNode) -> set[str]:

@@ -15,7 +15,7 @@ from kg_rag.senses.frames import frame_fits
 from kg_rag.senses.knowledge import DEFAULT_WEIGHTS, KnowledgeSelector
 from kg_rag.senses.pos_context import mixed, pos_distribution, pos_evidence
 from kg_rag.store import EmbeddedStore
-from loaders import load_file
+from tests.senses_fixture import lmf_store
 
 LMF = """<?xml version="1.0" encoding="UTF-8"?>
 <LexicalResource xmlns:dc="https://globalwordnet.github.io/schemas/dc/">
@@ -44,10 +44,7 @@ RUN = (NOUN, OPERATE, MOVE)
 @pytest.fixture
 def store(mem_store: EmbeddedStore, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> EmbeddedStore:
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
-    path = tmp_path / "pos-lmf.xml"
-    path.write_text(LMF, encoding="utf-8")
-    load_file(mem_store, path)
-    return mem_store
+    return lmf_store(mem_store, tmp_path, LMF)
 
 
 def _verb_share(text: str, word: str, lemma: str) -> float:
