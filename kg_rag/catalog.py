@@ -33,6 +33,7 @@ class SourceRecord:
     triples: int
     entities: int
     languages: tuple[str, ...]
+    mapping: int = 1           # version of the loader's mapping of this kind (1: not recorded)
 
 
 def now() -> str:
@@ -53,6 +54,7 @@ def record_quads(rec: SourceRecord) -> list[Quad]:
         Quad(g, PROV.generatedAtTime, Literal(rec.loaded_at, datatype=XSD.dateTime), c),
         Quad(g, VOID.triples, Literal(rec.triples), c),
         Quad(g, VOID.entities, Literal(rec.entities), c),
+        Quad(g, KGR.mappingVersion, Literal(rec.mapping), c),
     ]
     quads += [Quad(g, DCT.language, Literal(lang), c) for lang in rec.languages]
     return quads
@@ -85,7 +87,7 @@ def list_sources(store: Store) -> list[SourceRecord]:
     for r in store.select("select-sources"):
         g = r["g"].value
         rec = by_graph.setdefault(g, {"languages": []})
-        for key in ("title", "source", "kind", "format", "sha", "time", "triples", "entities"):
+        for key in ("title", "source", "kind", "format", "sha", "time", "triples", "entities", "mapping"):
             if key in r:
                 rec[key] = r[key].value
         if "lang" in r and r["lang"].value not in rec["languages"]:  # type: ignore[operator]
@@ -98,5 +100,6 @@ def list_sources(store: Store) -> list[SourceRecord]:
             sha256=str(rec.get("sha", "")), loaded_at=str(rec.get("time", "")),
             triples=int(str(rec.get("triples", 0))), entities=int(str(rec.get("entities", 0))),
             languages=tuple(rec["languages"]),  # type: ignore[arg-type]
+            mapping=int(str(rec.get("mapping", 1))),
         ))
     return out

@@ -35,6 +35,20 @@ log = logging.getLogger(__name__)
 
 #: sources up to this many triples are written in one transaction; larger ones are bulk-loaded
 SMALL = 200_000
+
+#: version of each kind's mapping to RDF, recorded with every source; bump it when a loader starts
+#: keeping something new, so that sources loaded before show as stale (`kg-rag sources`) and
+#: `make eval` reloads them. wn-lmf 2: verb subcategorisation frames.
+MAPPING_VERSIONS = {"wn-lmf": 2}
+
+
+def mapping_version(kind: str) -> int:
+    return MAPPING_VERSIONS.get(kind, 1)
+
+
+def stale(record: SourceRecord) -> bool:
+    """Loaded under an older mapping than this loader's: lacks what the loader now keeps."""
+    return record.mapping < mapping_version(record.kind)
 #: graphs kg-rag writes itself; a source may not be loaded into them
 _RESERVED = tuple(f"{ID}{part}/" for part in ("graph", "doc", "question", "decision", "ann"))
 #: what ``--format`` accepts
@@ -128,7 +142,7 @@ def load_file(store: Store, path: Path | str, fmt: str = "auto", graph: str | No
     write_record(store, SourceRecord(
         graph=g.value, title=path.name, source=path.as_uri(), kind=parsed.kind,
         media_type=parsed.media_type, sha256=sha, loaded_at=now(), triples=n,
-        entities=parsed.entities, languages=languages,
+        entities=parsed.entities, languages=languages, mapping=mapping_version(parsed.kind),
     ))
     seconds = time.monotonic() - start
     log.info("loaded %s into %s: %d triples in %.1f s", path, g.value, n, seconds)
@@ -137,5 +151,6 @@ def load_file(store: Store, path: Path | str, fmt: str = "auto", graph: str | No
                       languages=languages, seconds=round(seconds, 3))
 
 
-__all__ = ["FORMATS", "LoadReport", "detect_format", "drop_source", "list_sources", "load_file",
+__all__ = ["FORMATS", "MAPPING_VERSIONS", "LoadReport", "detect_format", "drop_source", "list_sources",
+           "load_file", "mapping_version", "stale",
            "parse_file"]

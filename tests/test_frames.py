@@ -184,18 +184,25 @@ def test_a_store_without_frames_warns_once_and_loading_them_is_noticed(
     assert frame_fits(mem_store, [req])[0] == [1.0, 0.0]
 
 
-def test_make_eval_reloads_a_wordnet_loaded_without_frames(mem_store: EmbeddedStore, tmp_path: Path) -> None:
+def test_a_wordnet_loaded_under_an_older_mapping_is_stale_and_make_eval_reloads_it(
+        mem_store: EmbeddedStore, tmp_path: Path) -> None:
+    """The catalog records the loader's mapping version; a WordNet recorded under version 1
+    (before frames were kept) is stale — `kg-rag sources` says so, `make eval` reloads it."""
     import gzip
+    from dataclasses import replace as with_
 
+    from kg_rag.catalog import write_record
     from kg_rag.eval.report import _ensure_loaded
+    from loaders import list_sources, mapping_version, stale
 
     name = "english-wordnet-2025.xml.gz"
-    old = LMF.replace(' subcat="vtai vtaa"', "").replace(' subcat="via"', "")
-    old = old.replace('<SyntacticBehaviour subcategorizationFrame="Somebody ----s" senses="t-fly__2.38.00.."/>', "")
-    (tmp_path / name).write_bytes(gzip.compress(old.encode("utf-8")))
-    _ensure_loaded(mem_store, tmp_path, (name,))
-    graph = NamedNode(ID + "source/english-wordnet-2025")
-    assert not mem_store.ask("ask-store-has-frames", bind={"g": graph})
     (tmp_path / name).write_bytes(gzip.compress(LMF.encode("utf-8")))
-    _ensure_loaded(mem_store, tmp_path, (name,))   # loaded, but without frames: reloaded
-    assert mem_store.ask("ask-store-has-frames", bind={"g": graph})
+    _ensure_loaded(mem_store, tmp_path, (name,))
+    [rec] = list_sources(mem_store)
+    assert rec.kind == "wn-lmf" and rec.mapping == mapping_version("wn-lmf") == 2 and not stale(rec)
+    write_record(mem_store, with_(rec, mapping=1, loaded_at="2026-01-01T00:00:00Z"))   # as loaded before
+    assert stale(list_sources(mem_store)[0])
+    _ensure_loaded(mem_store, tmp_path, (name,))                                     # reloaded
+    [again] = list_sources(mem_store)
+    assert again.mapping == 2 and again.loaded_at != "2026-01-01T00:00:00Z"
+    assert mem_store.ask("ask-store-has-frames")

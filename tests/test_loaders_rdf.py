@@ -200,7 +200,8 @@ def test_catalog_replace_list_drop(mem_store: EmbeddedStore) -> None:
     assert len(rec.sha256) == 64 and rec.source.startswith("file:///")
     assert rec.media_type == "text/turtle" and rec.loaded_at.endswith("Z")
     n_record = sum(1 for _ in mem_store.oxigraph.quads_for_pattern(NamedNode(a.graph), None, None, CATALOG_GRAPH))
-    assert n_record == 10 + 3  # ten properties and three languages, once each
+    assert n_record == 11 + 3  # eleven properties and three languages, once each
+    assert rec.mapping == 1   # skos: the first mapping
     drop_source(mem_store, a.graph)
     assert NamedNode(a.graph) not in mem_store.named_graphs()
     assert not list(mem_store.oxigraph.quads_for_pattern(NamedNode(a.graph), None, None, CATALOG_GRAPH))

@@ -62,16 +62,17 @@ def cmd_load(args: argparse.Namespace) -> int:
 
 
 def cmd_sources(args: argparse.Namespace) -> int:
-    from loaders import list_sources
+    from loaders import list_sources, stale
 
     with store_from_args(args) as store:
         records = list_sources(store)
     if args.json:
-        print_json([asdict(r) for r in records])
+        print_json([{**asdict(r), "stale": stale(r)} for r in records])
     else:
         for r in records:
+            note = "\tstale: loaded by an older mapping, reload it" if stale(r) else ""
             print(f"<{r.graph}>\t{r.kind}\t{r.triples} triples\t{','.join(r.languages)}\t"
-                  f"{r.title}\t{r.loaded_at}")
+                  f"{r.title}\t{r.loaded_at}{note}")
     return 0
 
 

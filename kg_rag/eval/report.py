@@ -16,8 +16,6 @@ import logging
 import sys
 from pathlib import Path
 
-from pyoxigraph import NamedNode
-
 from ..store import Store
 from ..text import for_terminal
 from .retrieval import RetrievalReport
@@ -109,20 +107,18 @@ def retrieval_chart(reports: list[tuple[str, RetrievalReport]], path: Path) -> N
 
 
 def _ensure_loaded(store: Store, wordnet: Path, files: tuple[str, ...]) -> None:
-    from loaders import load_file
+    from loaders import list_sources, load_file, stale
 
     from ..namespaces import ID
 
-    have = {g.value for g in store.named_graphs()}
+    have = {r.graph: r for r in list_sources(store)}
     for f in files:
-        stem = f[: -len(".xml.gz")]
-        graph = f"{ID}source/{stem}"
-        if graph not in have:
+        rec = have.get(f"{ID}source/{f[: -len('.xml.gz')]}")
+        if rec is None:
             print(f"loading {f} into the evaluation store (once)", file=sys.stderr)
             load_file(store, wordnet / f)
-        elif f.startswith("english-wordnet") and not store.ask("ask-store-has-frames",
-                                                                 bind={"g": NamedNode(graph)}):
-            print(f"reloading {f}: loaded before verb frames were kept", file=sys.stderr)
+        elif stale(rec):
+            print(f"reloading {f}: loaded by an older mapping (version {rec.mapping})", file=sys.stderr)
             load_file(store, wordnet / f)
 
 
