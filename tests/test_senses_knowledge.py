@@ -141,3 +141,26 @@ def test_knowledge_base_is_cached_on_disk(store: EmbeddedStore, monkeypatch: pyt
     kb2 = knowledge_base(other)   # same catalog → read from disk
     assert kb2.nodes == kb.nodes and (kb2.edge_src == kb.edge_src).all()
     assert kb.concepts_of("he", "בד") == [(kb.index[ILI + "i7"], 1), (kb.index[ILI + "i8"], 2)]
+
+
+def test_confidence_is_calibrated_to_the_dictionary(store: EmbeddedStore) -> None:
+    """A small dictionary's confidence is the margin between the two best readings; on a
+    WordNet-scale one (``informed``) the squared margin, so retrieval trusts only wider margins."""
+    from dataclasses import replace
+
+    from kg_rag.retrieve import CONFIDENT
+
+    money = _mention("money", "en", (Candidate(ILI + "i4", lemma="money", lang="en", rank=1),), 10)
+    req = _request(store, "she lent money to the bank", "en", bank_candidates(), "bank", (money,))
+    sel = KnowledgeSelector(store)
+    [comp] = sel.components([req])
+    assert comp is not None and not comp.informed   # the fixture is a small dictionary
+    small = sel.decide(req, comp)
+    p = sorted((s for _, s in small.scores), reverse=True)
+    margin = p[0] - p[1]
+    assert small.confidence == pytest.approx(margin, abs=1e-5)
+    big = sel.decide(req, replace(comp, informed=True))
+    assert big.chosen == small.chosen and big.scores == small.scores
+    assert big.confidence == pytest.approx(margin ** 2, abs=1e-5)
+    # a margin of 0.6: confident in a small dictionary, unsure in a WordNet-scale one
+    assert 0.6 >= CONFIDENT > 0.6 ** 2
