@@ -69,6 +69,12 @@ def test_eval_retrieval_on_demo_vocabulary(tmp_path: Path) -> None:
     # sense selection keeps fabric documents out of the branch query
     assert rep.modes["knowledge"]["p@1"] == 1.0
     assert rep.modes["knowledge"]["ndcg@10"] >= rep.modes["none"]["ndcg@10"]
+    # each mode against label matching, query by query
+    assert set(rep.vs_none) == {"knowledge", "bm25"}
+    gain = rep.vs_none["knowledge"]["ndcg@10"]
+    assert gain.delta == pytest.approx(rep.modes["knowledge"]["ndcg@10"] - rep.modes["none"]["ndcg@10"], abs=1e-3)
+    assert gain.wins + gain.losses <= 3 and 0.0 < gain.p <= 1.0
+    assert "knowledge vs none: ndcg@10 " in rep.table()
     assert kg.documents() == []  # the corpus was removed again
     assert kg.questions() == []  # and so were the questions the run recorded
 
@@ -92,6 +98,12 @@ def test_cli_json_and_bad_folders(tmp_path: Path, capsys: pytest.CaptureFixture[
     assert main(["--store", str(store), "eval", "retrieval", str(folder), "--wsd", "none,knowledge", "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["queries"] == 3 and set(out["modes"]) == {"none", "knowledge", "bm25"}
+    assert set(out["vs_none"]["knowledge"]) == {"ndcg@10", "p@1"}
+    assert set(out["vs_none"]["knowledge"]["p@1"]) == {"delta", "wins", "losses", "p"}
+    # another cut-off names its columns after it
+    assert main(["--store", str(store), "eval", "retrieval", str(folder), "--wsd", "none", "-k", "5"]) == 0
+    table = capsys.readouterr().out
+    assert "| mode | ndcg@5 | p@1 | p@5 | mrr@5 | recall@5 |" in table and "bm25 vs none: ndcg@5" in table
     (folder / "queries.jsonl").write_text("", encoding="utf-8")
     with pytest.raises(InputError, match="no queries"):
         read_beir(folder)

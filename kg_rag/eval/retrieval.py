@@ -21,6 +21,7 @@ from ..api import KnowledgeGraph
 from ..documents import SourceDocument
 from ..errors import InputError, KgRagError
 from ..text import nfc
+from .significance import Paired, paired
 
 log = logging.getLogger(__name__)
 
@@ -126,20 +127,27 @@ def recall_at(ranked: Sequence[str], rel: dict[str, int], k: int) -> float:
     return sum(1 for d in ranked[:k] if rel.get(d, 0) > 0) / n if n else 0.0
 
 
+def per_query(run: dict[str, list[str]], qrels: dict[str, dict[str, int]],
+              k: int = 10) -> dict[str, dict[str, float]]:
+    """Each metric per judged query (a query with at least one relevant document)."""
+    out: dict[str, dict[str, float]] = {}
+    for q, ranked in run.items():
+        rel = qrels.get(q, {})
+        if not any(g > 0 for g in rel.values()):
+            continue
+        out[q] = dict(zip(metric_names(k), (ndcg_at(ranked, rel, k), precision_at(ranked, rel, 1),
+                                            precision_at(ranked, rel, 5), mrr_at(ranked, rel, k),
+                                            recall_at(ranked, rel, k)), strict=True))
+    return out
+
+
 def score_run(run: dict[str, list[str]], qrels: dict[str, dict[str, int]], k: int = 10) -> dict[str, float]:
-    qs = [q for q in run if any(g > 0 for g in qrels.get(q, {}).values())]
-    if not qs:
-        return {"ndcg@10": 0.0, "p@1": 0.0, "p@5": 0.0, "mrr@10": 0.0, "recall@10": 0.0, "judged": 0}
-    def avg(f: Callable[[list[str], dict[str, int]], float]) -> float:
-        return round(sum(f(run[q], qrels[q]) for q in qs) / len(qs), 4)
-    return {
-        f"ndcg@{k}": avg(lambda r, g: ndcg_at(r, g, k)),
-        "p@1": avg(lambda r, g: precision_at(r, g, 1)),
-        "p@5": avg(lambda r, g: precision_at(r, g, 5)),
-        f"mrr@{k}": avg(lambda r, g: mrr_at(r, g, k)),
-        f"recall@{k}": avg(lambda r, g: recall_at(r, g, k)),
-        "judged": len(qs),
-    }
+    """The mean of each metric over the judged queries, and how many there were."""
+    values = per_query(run, qrels, k)
+    out: dict[str, float] = {m: round(sum(v[m] for v in values.values()) / len(values), 4) if values else 0.0
+                             for m in metric_names(k)}
+    out["judged"] = len(values)
+    return out
 
 
 def bm25_run(data: BeirSet, k: int) -> dict[str, list[str]]:
@@ -160,33 +168,47 @@ def bm25_run(data: BeirSet, k: int) -> dict[str, list[str]]:
     return run
 
 
-METRICS = ("ndcg@10", "p@1", "p@5", "mrr@10", "recall@10")
+def metric_names(k: int) -> tuple[str, ...]:
+    """The report's metrics at cut-off ``k`` (P@1 and P@5 whatever ``k``)."""
+    return (f"ndcg@{k}", "p@1", "p@5", f"mrr@{k}", f"recall@{k}")
+
+
+def compared_names(k: int) -> tuple[str, ...]:
+    """The metrics each mode is compared on against label matching (``none``), query by query."""
+    return (f"ndcg@{k}", "p@1")
 
 
 @dataclass(slots=True)
 class RetrievalReport:
     queries: int
+    k: int = 10
     modes: dict[str, dict[str, float]] = field(default_factory=dict)
     failures: dict[str, int] = field(default_factory=dict)
     llm: dict[str, dict[str, int]] = field(default_factory=dict)
     seconds: dict[str, float] = field(default_factory=dict)
     problems: list[str] = field(default_factory=list)
+    #: mode → metric → its gain over ``none`` (per-query wins/losses, randomization-test p)
+    vs_none: dict[str, dict[str, Paired]] = field(default_factory=dict)
 
     def as_dict(self) -> dict[str, Any]:
         return {"queries": self.queries, "modes": self.modes, "failures": self.failures,
-                "llm": self.llm, "seconds": self.seconds, "problems": self.problems}
+                "llm": self.llm, "seconds": self.seconds, "problems": self.problems,
+                "vs_none": {mode: {m: c.as_dict() for m, c in cmp.items()}
+                            for mode, cmp in self.vs_none.items()}}
 
     def table(self) -> str:
         """The report as Markdown: one row per mode, then LLM usage and notes."""
         lines = [f"{self.queries} queries; corpus indexed in {self.seconds.get('index', 0):.1f} s", "",
-                 "| mode | " + " | ".join(METRICS) + " | no concept |",
-                 "|---|" + "---:|" * (len(METRICS) + 1)]
+                 "| mode | " + " | ".join(metric_names(self.k)) + " | no concept |",
+                 "|---|" + "---:|" * (len(metric_names(self.k)) + 1)]
         for mode, m in self.modes.items():
-            cells = " | ".join(f"{m.get(k, 0.0):.3f}" for k in METRICS)
+            cells = " | ".join(f"{m.get(name, 0.0):.3f}" for name in metric_names(self.k))
             lines.append(f"| {mode} | {cells} | {self.failures.get(mode, '-')} |")
         for mode, llm in self.llm.items():
             lines.append(f"{mode}: {llm['calls']} LLM calls, {llm['tokens_in']} tokens in, "
                          f"{llm['tokens_out']} out")
+        for mode, cmp in self.vs_none.items():
+            lines.append(f"{mode} vs none: " + "; ".join(f"{m} {c.describe()}" for m, c in cmp.items()))
         lines += [f"note: {p}" for p in self.problems]
         return "\n".join(lines)
 
@@ -194,13 +216,14 @@ class RetrievalReport:
 def evaluate_retrieval(kg: KnowledgeGraph, folder: str | Path, modes: Sequence[str], k: int = 10,
                        keep: bool = False, progress: Callable[[int], None] | None = None) -> RetrievalReport:
     data = read_beir(folder)
-    rep = RetrievalReport(len(data.queries), problems=list(data.problems))
+    rep = RetrievalReport(len(data.queries), k=k, problems=list(data.problems))
     t0 = time.perf_counter()
     kg.index_documents(data.corpus)
     rep.seconds["index"] = round(time.perf_counter() - t0, 2)
     corpus_ids = {d.id for d in data.corpus}
     had = {g.value for g in kg.store.named_graphs()}
     asked: set[str] = set()
+    values: dict[str, dict[str, dict[str, float]]] = {}
     try:
         for mode in modes:
             t1 = time.perf_counter()
@@ -224,9 +247,16 @@ def evaluate_retrieval(kg: KnowledgeGraph, folder: str | Path, modes: Sequence[s
                 if calls:
                     rep.llm[mode] = {"calls": calls, "tokens_in": tin, "tokens_out": tout}
             rep.modes[mode] = score_run(run, data.qrels, k)
+            values[mode] = per_query(run, data.qrels, k)
             rep.seconds[mode] = round(time.perf_counter() - t1, 2)
     finally:
         if not keep:  # the corpus and the questions this run recorded (not ones asked before)
             kg.delete_many(d.id for d in data.corpus)
             kg.forget_questions(iris=asked - had)
+    if "none" in values:
+        for mode, v in values.items():
+            if mode != "none":
+                rep.vs_none[mode] = {m: paired({q: x[m] for q, x in v.items()},
+                                               {q: x[m] for q, x in values["none"].items()})
+                                     for m in compared_names(k)}
     return rep
