@@ -23,7 +23,7 @@ from .explain import Explanation, explain
 from .indexer import IndexReport, index_documents
 from .model import Answer, MentionReport
 from .namespaces import KGR
-from .retrieve import EXPANSION, QueryConcept, expand, question_weights, rank
+from .retrieve import EXPANSION, QueryConcept, expand, focus_mentions, question_weights, rank
 from .senses.base import SenseSelector
 from .senses.factory import make_selector
 from .settings import Settings, settings
@@ -217,8 +217,9 @@ class KnowledgeGraph:
         iri, decided, outcome = self._analyse(q, code, mode, write=True, require_concept=True)
         t1 = time.perf_counter()
         concepts: dict[str, QueryConcept] = {}
-        for d in decided:
-            is_focus = focus is not None and d.mention.start < focus[1] and focus[0] < d.mention.end
+        focused = focus_mentions([(d.mention.start, d.mention.end) for d in decided], focus)
+        for i, d in enumerate(decided):
+            is_focus = i in focused
             dec = d.decision.value if d.decision is not None else None
             for c, w in _question_weights(d, mode).items():
                 prev = concepts.get(c)

@@ -127,6 +127,22 @@ def question_weights(concepts: Sequence[str], scores: Mapping[str, float] | None
     return reading_weights(scores, chosen, confidence, document=False)
 
 
+def focus_mentions(spans: Sequence[tuple[int, int]], focus: tuple[int, int] | None) -> set[int]:
+    """Which of a question's mention spans a focus span selects: those that match it best
+    (overlap minus the part outside the focus), so a phrase selected as a whole is the focus and
+    not the words nested in it ("made up", not "made"), and a word selected inside a phrase is
+    that word. No overlap, no focus."""
+    if focus is None:
+        return set()
+    s, e = focus
+    fit = {i: min(b, e) - max(a, s) - (max(0, s - a) + max(0, b - e))
+           for i, (a, b) in enumerate(spans) if a < e and s < b}
+    if not fit:
+        return set()
+    best = max(fit.values())
+    return {i for i, f in fit.items() if f == best}
+
+
 @dataclass(frozen=True, slots=True)
 class _Decision:
     scores: tuple[tuple[str, float], ...]   # concept → probability (summed over its senses)
