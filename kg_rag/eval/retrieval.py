@@ -143,7 +143,11 @@ def per_query(run: dict[str, list[str]], qrels: dict[str, dict[str, int]],
 
 def score_run(run: dict[str, list[str]], qrels: dict[str, dict[str, int]], k: int = 10) -> dict[str, float]:
     """The mean of each metric over the judged queries, and how many there were."""
-    values = per_query(run, qrels, k)
+    return mean_scores(per_query(run, qrels, k), k)
+
+
+def mean_scores(values: dict[str, dict[str, float]], k: int = 10) -> dict[str, float]:
+    """:func:`per_query`'s values averaged, with the number of judged queries."""
     out: dict[str, float] = {m: round(sum(v[m] for v in values.values()) / len(values), 4) if values else 0.0
                              for m in metric_names(k)}
     out["judged"] = len(values)
@@ -246,8 +250,8 @@ def evaluate_retrieval(kg: KnowledgeGraph, folder: str | Path, modes: Sequence[s
                 rep.failures[mode] = failed
                 if calls:
                     rep.llm[mode] = {"calls": calls, "tokens_in": tin, "tokens_out": tout}
-            rep.modes[mode] = score_run(run, data.qrels, k)
             values[mode] = per_query(run, data.qrels, k)
+            rep.modes[mode] = mean_scores(values[mode], k)
             rep.seconds[mode] = round(time.perf_counter() - t1, 2)
     finally:
         if not keep:  # the corpus and the questions this run recorded (not ones asked before)
