@@ -173,14 +173,18 @@ class KnowledgeGraph:
             code = detect(q, default="en")
         return q, code
 
-    def _analyse(self, q: str, lang: str, wsd: str, write: bool, require_concept: bool = False
-                 ) -> tuple[Any, list[Decided], Any]:
+    def _analyse(self, q: str, lang: str, wsd: str, write: bool, require_concept: bool = False,
+                 focus: tuple[int, int] | None = None) -> tuple[Any, list[Decided], Any]:
         mentions = list(self.annotator.annotate(q, lang))
         if not mentions:
             if require_concept:
                 raise InputError("no known concept in the question; rephrase it or load a "
                                  "vocabulary that covers its words")
             write = False  # nothing to record
+        if focus is not None and not focus_mentions([(m.start, m.end) for m in mentions], focus):
+            s, e = focus
+            raise InputError(f"the focus {s}:{e} ({q[s:e]!r}) is no word or phrase of the loaded "
+                             "vocabularies (function words are not annotated): nothing to rank by")
         unit = Unit(0, len(q), lang, q, mentions)
         selector = self.selector("knowledge" if wsd == "none" else wsd) if wsd != "none" else None
         outcome = decide(self.store, [unit], selector)
@@ -214,7 +218,7 @@ class KnowledgeGraph:
             s, e = focus
             if not (0 <= s < e <= len(q)):
                 raise InputError(f"focus {s}:{e} is outside the question (0:{len(q)})")
-        iri, decided, outcome = self._analyse(q, code, mode, write=True, require_concept=True)
+        iri, decided, outcome = self._analyse(q, code, mode, write=True, require_concept=True, focus=focus)
         t1 = time.perf_counter()
         concepts: dict[str, QueryConcept] = {}
         focused = focus_mentions([(d.mention.start, d.mention.end) for d in decided], focus)

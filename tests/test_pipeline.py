@@ -144,6 +144,7 @@ def test_explain_question(kg: KnowledgeGraph) -> None:
         ({"question": "branch", "lang": "xx-nope"}, "language"),
         ({"question": "qwzx plorb vlk"}, "no known concept"),
         ({"question": "branch", "focus": (3, 99)}, "focus"),
+        ({"question": "the branch of the tree", "lang": "en", "focus": (0, 3)}, "no word or phrase"),
         ({"question": "branch", "k": 0}, "k must"),
     ],
 )
