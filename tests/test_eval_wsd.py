@@ -14,7 +14,7 @@ from senses_fixture import DATA, load_fixture
 from kg_rag.cli import main
 from kg_rag.errors import InputError
 from kg_rag.eval.corpus import read_corpus, read_keys
-from kg_rag.eval.wsd import evaluate
+from kg_rag.eval.wsd import Candidates, evaluate
 from kg_rag.senses.baselines import FirstSenseSelector
 from kg_rag.senses.knowledge import KnowledgeSelector
 from kg_rag.store import EmbeddedStore
@@ -53,6 +53,15 @@ def test_exact_scores_on_the_tiny_corpus(mem_store: EmbeddedStore, tmp_path: Pat
     assert set(d["baselines"]) == {"first-sense", "random"}
     assert any("ghost.s0.i0" in p for p in d["problems"])
     assert any("zebra/NOUN" in p for p in d["problems"])
+    # reliability: every answered instance with two candidates or more, in its confidence bucket
+    find, gold = Candidates(store), read_keys(GOLD)
+    ambiguous = sum(1 for t in read_corpus(CORPUS).instances
+                    if t.instance in gold and len(find(t.lemma, "en", t.pos)) > 1)
+    rel = d["reliability"]
+    assert rel["threshold"] == 0.5 and len(rel["buckets"]) == 10
+    assert sum(b["n"] for b in rel["buckets"]) == rel["confident"]["n"] + rel["unsure"]["n"] == ambiguous > 0
+    assert sum(b["correct"] for b in rel["buckets"]) == rel["confident"]["correct"] + rel["unsure"]["correct"]
+    assert "reliability" not in fs   # baselines have no confidence worth calibrating
     lines = pred.read_text(encoding="utf-8").split("\n")
     assert "t0.s0.i2 bank%1:17:01::" in lines and "t1.s0.i1 bank%1:14:00::" in lines
     assert len([x for x in lines if x]) == 6

@@ -57,6 +57,8 @@ def wsd_table(report: WsdReport) -> str:
         for s in systems:
             cells = [f"{s.by_pos[p].f1 * 100:.1f}" if p in s.by_pos else "-" for p in pos]
             lines.append(f"| {s.name} | " + " | ".join(cells) + " |")
+    if report.system.reliability is not None:
+        lines += ["", *report.system.reliability.describe().split("\n")]
     lines += ["", f"instances without candidates: {report.no_candidates}"]
     lines += [f"- {for_terminal(p)}" for p in report.problems]
     return "\n".join(lines)

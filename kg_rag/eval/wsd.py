@@ -56,6 +56,52 @@ class Score:
                 "correct": self.correct}
 
 
+#: confidence buckets of the reliability table: [0, 0.1), [0.1, 0.2), … [0.9, 1.0]
+BUCKETS = 10
+
+
+@dataclass(slots=True)
+class Reliability:
+    """How often the selector is right at each confidence, over the ambiguous instances it
+    answered (two candidates or more) — what a stored confidence means on this data, and how
+    often a decision retrieval follows alone (confidence ≥ ``CONFIDENT``) is right."""
+
+    threshold: float
+    buckets: list[tuple[int, int]] = field(default_factory=lambda: [(0, 0)] * BUCKETS)  # (n, correct)
+
+    def add(self, confidence: float, ok: bool) -> None:
+        i = min(BUCKETS - 1, max(0, int(confidence * BUCKETS)))
+        n, c = self.buckets[i]
+        self.buckets[i] = (n + 1, c + ok)
+
+    def split(self) -> tuple[tuple[int, int], tuple[int, int]]:
+        """(n, correct) of the confident decisions and of the unsure ones."""
+        conf = unsure = (0, 0)
+        for i, (n, c) in enumerate(self.buckets):
+            if (i + 1) / BUCKETS <= self.threshold:
+                unsure = (unsure[0] + n, unsure[1] + c)
+            else:
+                conf = (conf[0] + n, conf[1] + c)
+        return conf, unsure
+
+    def as_dict(self) -> dict[str, Any]:
+        (cn, cc), (un, uc) = self.split()
+        return {"threshold": self.threshold,
+                "confident": {"n": cn, "correct": cc}, "unsure": {"n": un, "correct": uc},
+                "buckets": [{"from": i / BUCKETS, "to": (i + 1) / BUCKETS, "n": n, "correct": c}
+                            for i, (n, c) in enumerate(self.buckets)]}
+
+    def describe(self) -> str:
+        (cn, cc), (un, uc) = self.split()
+
+        def pct(c: int, n: int) -> str:
+            return f"{100 * c / n:.1f} % right" if n else "none"
+        cells = " · ".join(f"{i / BUCKETS:.1f}: {c}/{n}" for i, (n, c) in enumerate(self.buckets) if n)
+        return (f"confident decisions (confidence ≥ {self.threshold:g}, followed alone by retrieval): "
+                f"{cn}, {pct(cc, cn)}; unsure: {un}, {pct(uc, un)}\n"
+                f"right by confidence (ambiguous instances): {cells}")
+
+
 @dataclass(slots=True)
 class SystemResult:
     name: str
@@ -63,11 +109,14 @@ class SystemResult:
     by_pos: dict[str, Score] = field(default_factory=dict)
     seconds: float = 0.0
     answers: dict[str, str] = field(default_factory=dict)   # instance id → predicted key
+    reliability: Reliability | None = None
 
     def as_dict(self) -> dict[str, Any]:
         d = self.total.as_dict()
         d["by_pos"] = {p: s.as_dict() for p, s in sorted(self.by_pos.items())}
         d["seconds_per_instance"] = round(self.seconds / self.total.n, 5) if self.total.n else 0.0
+        if self.reliability is not None:
+            d["reliability"] = self.reliability.as_dict()
         return d
 
 
@@ -202,8 +251,9 @@ def _requests(corpus: Corpus, lang: str, lookup: CandidateLookup, window: int,
 # --- scoring -------------------------------------------------------------------------------------
 def _run(name: str, select: Callable[[Sequence[SelectionRequest]], list[Selection]],
          batches: list[list[_Item]], gold: dict[str, tuple[str, ...]], senses: SenseKeys,
-         progress: Callable[[int], None] | None = None) -> SystemResult:
-    res = SystemResult(name)
+         progress: Callable[[int], None] | None = None, threshold: float | None = None) -> SystemResult:
+    """Score one selector; with ``threshold``, also how often it is right at each confidence."""
+    res = SystemResult(name, reliability=Reliability(threshold) if threshold is not None else None)
     for items in batches:
         todo = [it for it in items if it.request.mention.candidates and it.token.instance in gold]
         t0 = time.perf_counter()
@@ -226,6 +276,8 @@ def _run(name: str, select: Callable[[Sequence[SelectionRequest]], list[Selectio
             for s in (res.total, bucket):
                 s.answered += 1
                 s.correct += ok
+            if res.reliability is not None and len(it.request.mention.candidates) > 1:
+                res.reliability.add(sel.confidence, ok)
             res.answers[iid] = sel.chosen.sense_key or sel.chosen.ili or sel.chosen.id
         if progress:
             progress(len(items))
@@ -280,7 +332,10 @@ def evaluate(store: Store, selector: Any, data: str | Path, gold_path: str | Pat
     warm_up = getattr(selector, "warm_up", None)
     if callable(warm_up):  # load graphs and indexes outside the timed part
         warm_up()
-    system = _run(selector.agent.name, selector.select, batches, gold, senses, progress)
+    from ..retrieve import CONFIDENT
+
+    system = _run(selector.agent.name, selector.select, batches, gold, senses, progress,
+                  threshold=CONFIDENT)
     baselines = {}
     for base in (FirstSenseSelector(), RandomSelector(seed=0)):
         if base.agent.name != system.name:
