@@ -103,3 +103,30 @@ def test_a_dictionary_big_enough_for_the_prior_lets_it_decide(store: EmbeddedSto
     finally:  # the knowledge base is shared: leave its frequencies as the other tests expect
         for k in forget:
             sel.kb.cache.pop(k, None)
+
+
+def test_a_thesaurus_beside_wordnet_keeps_its_own_regime(
+        store: EmbeddedStore, monkeypatch: pytest.MonkeyPatch) -> None:
+    """In a WordNet-scale store, candidates that are no WordNet concept (no ILI id: a thesaurus
+    loaded beside WordNet) get no English-frequency prior and an uncalibrated margin — as in a
+    store of their own — while WordNet candidates keep the frequency regime."""
+    from dataclasses import replace
+
+    monkeypatch.setattr(prior, "MIN_CORPUS", 0)   # the fixture counts as WordNet-scale
+    text = "הם קנו הבדים"
+    start = text.index("הבדים")
+    sel = KnowledgeSelector(store)
+
+    def request(cands: tuple) -> SelectionRequest:  # type: ignore[type-arg]
+        return SelectionRequest(Mention(start, start + 5, "הבדים", "he", cands), text, "he",
+                                fetch_evidence(store, cands))
+
+    wordnet = request(bd_candidates())
+    thesaurus = request(tuple(replace(c, ili=None) for c in bd_candidates()))
+    [cw, ct] = sel.components([wordnet, thesaurus])
+    assert cw is not None and ct is not None
+    assert cw.informed and cw.key == "xl-freq"
+    assert not ct.informed and ct.key == "xl"
+    assert cw.en_prior is not None and cw.en_prior[0] != cw.en_prior[1]   # 'branch' is used in a gloss
+    assert ct.en_prior is not None and ct.en_prior[0] == ct.en_prior[1]   # flat
+    assert sel.decide(wordnet, cw).chosen.concept == ILI + "i8"         # type: ignore[union-attr]

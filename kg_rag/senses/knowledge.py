@@ -54,7 +54,7 @@ from .prior import english_frequencies, english_prior, informed
 
 log = logging.getLogger(__name__)
 
-VERSION = "4"
+VERSION = "5"
 PPR_BATCH = 64
 #: PPR on the subgraph within this many edges of the seeds and candidates (None: whole graph)
 HOPS: int | None = 2
@@ -102,8 +102,8 @@ XL_FREQ_WEIGHTS = Weights(alpha=3.0, ppr=0.0, lesk=0.005, neighbours=0.5)
 WEIGHTS: dict[str, Weights] = {"": DEFAULT_WEIGHTS, "xl": XL_WEIGHTS, "xl-freq": XL_FREQ_WEIGHTS}
 
 #: What a margin means depends on the dictionary, so the confidence reported is
-#: ``margin ** MARGIN_POWER[informed]``. On a WordNet-scale dictionary
-#: (:func:`kg_rag.senses.prior.informed`: fine-grained senses, a frequency prior) much of a margin
+#: ``margin ** MARGIN_POWER[informed]``. Among WordNet-scale candidates (:func:`_wordnet_scale`:
+#: fine-grained senses, a frequency prior) much of a margin
 #: is the prior's: on semeval2007 a decision with margin 0.5 was right 68 % of the time, 0.6 81 %
 #: (0.2 50 %, 0.4 65 %) — squared, retrieval's "confident" (confidence >= 0.5,
 #: :data:`kg_rag.retrieve.CONFIDENT`) starts at a margin of about 0.7, where decisions are right
@@ -127,7 +127,7 @@ class Components:
     pos: str = ""
     has_seeds: bool = False
     en_prior: list[float] | None = None  # non-English mentions: log English-frequency proxy
-    informed: bool = False               # a WordNet-scale dictionary (prior.informed)
+    informed: bool = False               # WordNet-scale candidates (_wordnet_scale)
     case: list[float] | None = None      # 1.0 where the lemma's case contradicts the mention's
     frames: list[float] | None = None    # English verbs: each sense's frame fit (0 … 1)
     pos_fit: list[float] | None = None   # mixed parts of speech: log P(candidate's POS | tokens)
@@ -162,6 +162,14 @@ def _english_words(lemma: str) -> tuple[str, ...]:
 def _foreign(cands: Sequence[Candidate]) -> bool:
     """Senses of another language's lexicon (their sense order is no frequency order)."""
     return not all(c.lang in ("en", "") for c in cands)
+
+
+def _wordnet_scale(cands: Sequence[Candidate], rich: bool) -> bool:
+    """Does the frequency estimate of a WordNet-scale dictionary (``rich``: :func:`informed`)
+    speak for these candidates? Only when one of them is a WordNet concept (an ILI id): a small
+    thesaurus loaded beside WordNet keeps its own regime — its senses have no corpus frequency,
+    and the English words of its labels say nothing about how often its senses are meant."""
+    return rich and any(c.ili for c in cands)
 
 
 def _key(cands: Sequence[Candidate], informed: bool) -> str:
@@ -270,7 +278,8 @@ class KnowledgeSelector:
             prepared.append(self._prepare(kb, req) if req.mention.candidates else None)
         rich = informed(kb)
         live = [p for p in prepared if p is not None and p.seeds
-                and _weights(self.weights, _key(p.request.mention.candidates, rich)).ppr]
+                and _weights(self.weights, _key(p.request.mention.candidates,
+                                                _wordnet_scale(p.request.mention.candidates, rich))).ppr]
         ppr: dict[int, dict[int, float]] = {}
         for i in range(0, len(live), PPR_BATCH):
             chunk = live[i : i + PPR_BATCH]
@@ -288,9 +297,10 @@ class KnowledgeSelector:
                 continue
             cands = p.request.mention.candidates
             scores = ppr.get(id(p), {})
+            big = _wordnet_scale(cands, rich)
             out.append(Components(
                 ranks=_ranks(cands), nodes=p.nodes,
-                en_prior=english_prior(kb, p.nodes) if _foreign(cands) else None, informed=rich,
+                en_prior=english_prior(kb, p.nodes, flat=not big) if _foreign(cands) else None, informed=big,
                 ppr=[float(scores.get(n, 0.0)) if n is not None else 0.0 for n in p.nodes],
                 static=[float(static[n]) if n is not None else 0.0 for n in p.nodes],
                 lesk=self._lesk(kb, p),

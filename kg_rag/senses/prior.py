@@ -69,7 +69,12 @@ def english_frequency(kb: KnowledgeBase, node: int) -> float:
     return float(english_frequencies(kb)[node])
 
 
-def english_prior(kb: KnowledgeBase, nodes: Sequence[int | None]) -> list[float]:
-    """Log English-frequency proxy of each candidate concept (unknown concepts: ``log 0.1``)."""
+def english_prior(kb: KnowledgeBase, nodes: Sequence[int | None], flat: bool = False) -> list[float]:
+    """Log English-frequency proxy of each candidate concept (unknown concepts: ``log 0.1``);
+    ``flat``: 1 for every concept with an English lemma, as below ``MIN_CORPUS``."""
     f = english_frequencies(kb)
-    return [math.log((float(f[n]) if n is not None else 0.0) + 0.1) for n in nodes]
+    def freq(n: int | None) -> float:
+        if n is None:
+            return 0.0
+        return (1.0 if f[n] > 0 else 0.0) if flat else float(f[n])
+    return [math.log(freq(n) + 0.1) for n in nodes]
