@@ -68,21 +68,21 @@ class Reliability:
 
     threshold: float
     buckets: list[tuple[int, int]] = field(default_factory=lambda: [(0, 0)] * BUCKETS)  # (n, correct)
+    confident: tuple[int, int] = (0, 0)   # (n, correct) at confidence >= threshold
+    unsure: tuple[int, int] = (0, 0)
 
     def add(self, confidence: float, ok: bool) -> None:
         i = min(BUCKETS - 1, max(0, int(confidence * BUCKETS)))
         n, c = self.buckets[i]
         self.buckets[i] = (n + 1, c + ok)
+        if confidence >= self.threshold:
+            self.confident = (self.confident[0] + 1, self.confident[1] + ok)
+        else:
+            self.unsure = (self.unsure[0] + 1, self.unsure[1] + ok)
 
     def split(self) -> tuple[tuple[int, int], tuple[int, int]]:
         """(n, correct) of the confident decisions and of the unsure ones."""
-        conf = unsure = (0, 0)
-        for i, (n, c) in enumerate(self.buckets):
-            if (i + 1) / BUCKETS <= self.threshold:
-                unsure = (unsure[0] + n, unsure[1] + c)
-            else:
-                conf = (conf[0] + n, conf[1] + c)
-        return conf, unsure
+        return self.confident, self.unsure
 
     def as_dict(self) -> dict[str, Any]:
         (cn, cc), (un, uc) = self.split()
