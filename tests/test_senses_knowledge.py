@@ -148,7 +148,8 @@ def test_confidence_is_calibrated_to_the_dictionary(store: EmbeddedStore) -> Non
     WordNet-scale one (``informed``) the squared margin, so retrieval trusts only wider margins."""
     from dataclasses import replace
 
-    from kg_rag.retrieve import CONFIDENT
+    from kg_rag.retrieve import reading_weights
+    from kg_rag.senses.knowledge import MARGIN_POWER
 
     money = _mention("money", "en", (Candidate(ILI + "i4", lemma="money", lang="en", rank=1),), 10)
     req = _request(store, "she lent money to the bank", "en", bank_candidates(), "bank", (money,))
@@ -162,5 +163,8 @@ def test_confidence_is_calibrated_to_the_dictionary(store: EmbeddedStore) -> Non
     big = sel.decide(req, replace(comp, informed=True))
     assert big.chosen == small.chosen and big.scores == small.scores
     assert big.confidence == pytest.approx(margin ** 2, abs=1e-5)
-    # a margin of 0.6: confident in a small dictionary, unsure in a WordNet-scale one
-    assert 0.6 >= CONFIDENT > 0.6 ** 2
+    # what retrieval makes of it: a margin of 0.6 follows the choice alone in a small dictionary
+    # and counts every reading among WordNet candidates
+    scores = {"a": 0.8, "b": 0.2}
+    assert reading_weights(scores, "a", 0.6, document=True) == {"a": 1.0}
+    assert set(reading_weights(scores, "a", 0.6 ** MARGIN_POWER[True], document=True)) == {"a", "b"}
