@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from senses_fixture import ILI, bd_candidates, fruit_candidates, load_fixture
 
-from kg_rag.model import Mention, SelectionRequest
+from kg_rag.model import Candidate, Mention, SelectionRequest
 from kg_rag.senses import prior
 from kg_rag.senses.evidence import fetch_evidence
 from kg_rag.senses.graph import knowledge_base
@@ -117,7 +117,7 @@ def test_a_thesaurus_beside_wordnet_keeps_its_own_regime(
     start = text.index("הבדים")
     sel = KnowledgeSelector(store)
 
-    def request(cands: tuple) -> SelectionRequest:  # type: ignore[type-arg]
+    def request(cands: tuple[Candidate, ...]) -> SelectionRequest:
         return SelectionRequest(Mention(start, start + 5, "הבדים", "he", cands), text, "he",
                                 fetch_evidence(store, cands))
 
@@ -129,4 +129,5 @@ def test_a_thesaurus_beside_wordnet_keeps_its_own_regime(
     assert not ct.informed and ct.key == "xl"
     assert cw.en_prior is not None and cw.en_prior[0] != cw.en_prior[1]   # 'branch' is used in a gloss
     assert ct.en_prior is not None and ct.en_prior[0] == ct.en_prior[1]   # flat
-    assert sel.decide(wordnet, cw).chosen.concept == ILI + "i8"         # type: ignore[union-attr]
+    chosen = sel.decide(wordnet, cw).chosen
+    assert chosen is not None and chosen.concept == ILI + "i8"

@@ -24,7 +24,7 @@ For each ambiguous mention:
 
 ``score = log prior + w_ppr * log p_ppr + w_lesk * lesk + w_frames * fit + w_pos * log p_pos``; the scores returned are the softmax of
 that, the confidence is the margin between the two best — calibrated to the dictionary
-(:data:`MARGIN_POWER`: on a WordNet-scale dictionary the squared margin). Weights are per part of speech (and
+(:data:`MARGIN_POWER`: among WordNet candidates of a WordNet-scale store, the squared margin). Weights are per part of speech (and
 "xl" for mentions outside English) and were chosen on the development sets only (see ``WEIGHTS``
 and README "Evaluation").
 """
@@ -172,9 +172,10 @@ def _wordnet_scale(cands: Sequence[Candidate], rich: bool) -> bool:
     return rich and any(c.ili for c in cands)
 
 
-def _key(cands: Sequence[Candidate], informed: bool) -> str:
+def _key(cands: Sequence[Candidate], rich: bool) -> str:
+    """The weights entry of ``cands`` before their signals are computed (as :attr:`Components.key`)."""
     if _foreign(cands):
-        return "xl-freq" if informed else "xl"
+        return "xl-freq" if _wordnet_scale(cands, rich) else "xl"
     return _norm_pos(cands)
 
 
@@ -278,8 +279,7 @@ class KnowledgeSelector:
             prepared.append(self._prepare(kb, req) if req.mention.candidates else None)
         rich = informed(kb)
         live = [p for p in prepared if p is not None and p.seeds
-                and _weights(self.weights, _key(p.request.mention.candidates,
-                                                _wordnet_scale(p.request.mention.candidates, rich))).ppr]
+                and _weights(self.weights, _key(p.request.mention.candidates, rich)).ppr]
         ppr: dict[int, dict[int, float]] = {}
         for i in range(0, len(live), PPR_BATCH):
             chunk = live[i : i + PPR_BATCH]
