@@ -7,7 +7,7 @@ KG := $(VENV)/bin/kg-rag
 SHARED ?= ../shared/data
 DEMO_STORE ?= demo-store
 
-.PHONY: demo test lint typecheck eval bench conformance browser-deps clean install
+.PHONY: demo test unit lint typecheck eval bench conformance browser-deps clean install
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -21,9 +21,13 @@ install: $(VENV)/.installed
 demo: $(VENV)/.installed
 	$(KG) --store $(DEMO_STORE) demo
 
-## make test: install what the tests need and run them
-test: $(VENV)/.installed browser-deps
+## make test: install what the tests need, then lint, type-check and run them (CI runs this)
+test: lint typecheck browser-deps
 	$(PY) -m pytest
+
+## make unit: the unit tests alone (no servers), about a minute
+unit: $(VENV)/.installed
+	$(PY) -m pytest tests/unit
 
 # Debian Chromium for the browser test (Playwright drives /usr/bin/chromium; no browser download)
 browser-deps:
@@ -37,7 +41,7 @@ browser-deps:
 
 ## make conformance: the W3C SPARQL 1.1 Protocol tests against the live service (needs ../shared)
 conformance: $(VENV)/.installed
-	$(PY) -m pytest tests/test_w3c_protocol.py
+	$(PY) -m pytest tests/conformance
 
 lint: $(VENV)/.installed
 	$(VENV)/bin/ruff check kg_rag loaders tests bench

@@ -17,7 +17,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .measure import PY, ROOT, BenchError, run_child
+from bench.measure import PY, ROOT, BenchError, run_child
 
 KG = [str(Path(PY).parent / "kg-rag")]
 

@@ -17,7 +17,7 @@ import re
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
-from .measure import BenchError
+from bench.measure import BenchError
 
 LANGS = ("en", "he", "fr", "es")
 _DEF = re.compile(r"<Definition[^>]*>(.*?)</Definition>", re.S)

@@ -12,9 +12,9 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
-from .context import KG, Ctx
-from .corpus import make_documents, make_questions
-from .measure import Run, dir_size, run_child, worker
+from bench.context import KG, Ctx
+from bench.corpus import make_documents, make_questions
+from bench.measure import Run, dir_size, run_child, worker
 
 
 @dataclass(slots=True)

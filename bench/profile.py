@@ -15,7 +15,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from .measure import PY, ROOT, shell_line
+from bench.measure import PY, ROOT, shell_line
 
 OUT = ROOT / "bench" / "out"
 

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .measure import ROOT, Run, Stat
+from bench.measure import ROOT, Run, Stat
 
 
 @dataclass(slots=True)

@@ -15,9 +15,9 @@ import time
 import traceback
 from pathlib import Path
 
-from . import report
-from .context import SCALES, Ctx
-from .measure import ROOT, Unavailable
+from bench import report
+from bench.context import SCALES, Ctx
+from bench.measure import ROOT, Unavailable
 
 # in run order: load builds the shared stores the later sections reuse
 SECTIONS = ("load", "lookup", "decide", "annotate", "retrieve", "grow", "service", "tokens")

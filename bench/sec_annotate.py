@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import json
 
-from .context import KG, Ctx, need_cli
-from .corpus import make_documents
-from .measure import Run, Stat, interleaved, run_child, worker
-from .report import Section, Target, fmt_num, fmt_ratio, runs_table
+from bench.context import KG, Ctx, need_cli
+from bench.corpus import make_documents
+from bench.measure import Run, Stat, interleaved, run_child, worker
+from bench.report import Section, Target, fmt_num, fmt_ratio, runs_table
 
 TITLE = "annotate: index a multilingual corpus (en/he/fr/es) with OEWN + OMW loaded"
 TARGETS = [

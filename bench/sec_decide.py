@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import json
 
-from .context import Ctx
-from .corpus import wsd_sentences
-from .measure import Run, Unavailable, interleaved, percentile, run_child, worker
-from .report import Section, Target, fmt_s, runs_table
+from bench.context import Ctx
+from bench.corpus import wsd_sentences
+from bench.measure import Run, Unavailable, interleaved, percentile, run_child, worker
+from bench.report import Section, Target, fmt_s, runs_table
 
 TITLE = "decide: knowledge-based selection per ambiguous mention (≤ 10 candidates)"
 TARGETS = [("knowledge selection per ambiguous mention (evidence + select), median",

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from .context import Ctx, need_cli
-from .docstore import build, sizes
-from .measure import percentile
-from .report import Section, Target, fmt_s
+from bench.context import Ctx, need_cli
+from bench.docstore import build, sizes
+from bench.measure import percentile
+from bench.report import Section, Target, fmt_s
 
 TITLE = "grow: index in stages; time per document, ask latency and store size as the corpus grows"
 TARGETS = [

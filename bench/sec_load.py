@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import shutil
 
-from .context import Ctx, need_cli
-from .measure import BenchError, Run, Stat, dir_size, interleaved, run_child, worker
-from .report import Section, Target, fmt_ratio, fmt_stat, ratio_range, runs_table
+from bench.context import Ctx, need_cli
+from bench.measure import BenchError, Run, Stat, dir_size, interleaved, run_child, worker
+from bench.report import Section, Target, fmt_ratio, fmt_stat, ratio_range, runs_table
 
 TITLE = "load a lexicon: Open English WordNet 2025 into an on-disk store"
 TARGETS = [
@@ -117,7 +117,7 @@ def run(ctx: Ctx, sec: Section) -> None:
 def ctx_oxigraph() -> str:
     from pathlib import Path
 
-    from .measure import PY
+    from bench.measure import PY
 
     exe = Path(PY).parent / "oxigraph"
     if not exe.exists():

@@ -7,9 +7,9 @@ import random
 import re
 from pathlib import Path
 
-from .context import Ctx
-from .measure import Run, Stat, interleaved, percentile, run_child, worker
-from .report import Section, Target, fmt_ratio, fmt_s, fmt_stat, ratio_range, runs_table
+from bench.context import Ctx
+from bench.measure import Run, Stat, interleaved, percentile, run_child, worker
+from bench.report import Section, Target, fmt_ratio, fmt_s, fmt_stat, ratio_range, runs_table
 
 TITLE = "look up senses: candidate senses with definitions per lemma (embedded store)"
 TARGETS = [
@@ -62,7 +62,7 @@ def run(ctx: Ctx, sec: Section) -> None:
                      fmt_stat(Stat.of([r.out["open_s"] for r in rs])),
                      f"{rs[0].out['senses']:,} / {rs[0].out['definitions']:,}"])
     sec.say(f"Ours goes through `{api}` for the candidates and "
-            "`kg_rag.senses.evidence.fetch_evidence` for their definitions (what a selector gets: "
+            "`kg_rag.pipeline.evidence.fetch_evidence` for their definitions (what a selector gets: "
             "definitions, examples, labels, neighbours); the peer calls `wn.senses(lemma)` and "
             "`sense.synset().definition()`. Loop time excludes opening the store (shown apart).", "")
     sec.table(["contender", f"loop over {n:,} lemmas, median (min–max)", "p50 per lemma",

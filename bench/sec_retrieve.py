@@ -5,10 +5,10 @@ from __future__ import annotations
 import json
 import shutil
 
-from .context import Ctx, need_cli
-from .docstore import build
-from .measure import Run, Stat, Unavailable, interleaved, percentile, run_child, worker
-from .report import Section, Target, fmt_s, runs_table
+from bench.context import Ctx, need_cli
+from bench.docstore import build
+from bench.measure import Run, Stat, Unavailable, interleaved, percentile, run_child, worker
+from bench.report import Section, Target, fmt_s, runs_table
 
 TITLE = "retrieve: ask latency on the indexed corpus vs BM25 (bm25s) and vs rdflib's SPARQL engine"
 TARGETS = [

@@ -14,9 +14,9 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
-from .context import KG, Ctx, need_cli
-from .measure import PY, ROOT, BenchError, Stat, shell_line
-from .report import Section, Target, fmt_ms
+from bench.context import KG, Ctx, need_cli
+from bench.measure import PY, ROOT, BenchError, Stat, shell_line
+from bench.report import Section, Target, fmt_ms
 
 TITLE = "service: /ask and /sparql under load on the demo store; hostile requests under load"
 TARGETS = [

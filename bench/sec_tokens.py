@@ -2,17 +2,17 @@
 
 from __future__ import annotations
 
-from .context import ROOT, Ctx
-from .measure import run_child, worker
-from .report import Section, Target
+from bench.context import ROOT, Ctx
+from bench.measure import run_child, worker
+from bench.report import Section, Target
 
 TITLE = "LLM prompt tokens per ambiguous mention on the demo (loopback OpenAI-compatible server)"
 TARGETS = [("prompt tokens per ambiguous mention (report only)", "report")]
 
 
 def run(ctx: Ctx, sec: Section) -> None:
-    if not (ROOT / "tests" / "llm_server.py").exists():
-        sec.skip("tests/llm_server.py does not exist yet", TARGETS)
+    if not (ROOT / "tests" / "support" / "llm_server.py").exists():
+        sec.skip("tests/support/llm_server.py does not exist yet", TARGETS)
         return
     store = ctx.copy_store("demo", ctx.out / "tokens" / "store")
     sec.scale = "every question of demo/questions.jsonl, once (deterministic: no repetition needed)"
@@ -21,7 +21,7 @@ def run(ctx: Ctx, sec: Section) -> None:
     per = o["tokens_in"] / max(o["mentions_sent"], 1)
     chars = o["prompt_chars"] / max(o["mentions_sent"], 1)
     sec.say("Each demo question asked with `--wsd llm` through the API and the real `openai` client "
-            "against `tests/llm_server.py` on loopback. The server's token counts are an estimate "
+            "against `tests/support/llm_server.py` on loopback. The server's token counts are an estimate "
             "(characters ÷ 3; no tokenizer offline), so prompt characters are given as well.", "")
     sec.table(["questions", "LLM requests", "ambiguous mentions in questions", "mentions in prompts",
                "prompt chars", "prompt tokens (server estimate)", "completion tokens",

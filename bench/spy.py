@@ -14,7 +14,7 @@ import sys
 from collections import Counter
 from pathlib import Path
 
-from .measure import PY
+from bench.measure import PY
 
 
 def summarise(raw: Path, top: int = 30) -> str:

@@ -22,7 +22,7 @@ from pyoxigraph import NamedNode
 
 from kg_rag.api import KnowledgeGraph
 from kg_rag.errors import InputError
-from kg_rag.retrieve import EXPANSION, QueryConcept, expand
+from kg_rag.pipeline.retrieve import EXPANSION, QueryConcept, expand
 from kg_rag.store import Values
 
 WARMUP = 3

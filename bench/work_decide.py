@@ -3,8 +3,8 @@
     python -m bench.work_decide STORE SENTENCES.jsonl MAX_MENTIONS
 
 Each sentence (``{"text", "lang"}``) is annotated by the real annotator; every ambiguous mention
-with 2–10 candidates is then decided as :func:`kg_rag.analysis.decide` does it — evidence fetched
-by :func:`~kg_rag.senses.evidence.fetch_evidence`, one :class:`SelectionRequest` with the
+with 2–10 candidates is then decided as :func:`kg_rag.pipeline.decide.decide` does it — evidence fetched
+by :func:`~kg_rag.pipeline.evidence.fetch_evidence`, one :class:`SelectionRequest` with the
 sentence as context and the other mentions — by the knowledge selector and by the first-sense
 baseline (which needs no evidence: its time is the candidate lookup it gets for free). Timed
 apart: annotation, evidence, each selector's ``select``. Then ``analysis.decide`` per sentence
@@ -18,10 +18,10 @@ import sys
 import time
 from pathlib import Path
 
-from kg_rag.analysis import Unit, decide
 from kg_rag.api import KnowledgeGraph
 from kg_rag.model import SelectionRequest
-from kg_rag.senses.evidence import clear_cache, fetch_evidence
+from kg_rag.pipeline.decide import Unit, decide
+from kg_rag.pipeline.evidence import clear_cache, fetch_evidence
 
 
 def main(argv: list[str]) -> int:

@@ -3,7 +3,7 @@
     python -m bench.work_lookup STORE LEMMAS [LANG]
 
 Per lemma: the candidate senses the annotator offers for the lemma, then their definitions with
-:func:`kg_rag.senses.evidence.fetch_evidence` (what a selector receives). The candidate API is
+:func:`kg_rag.pipeline.evidence.fetch_evidence` (what a selector receives). The candidate API is
 the first that exists of: ``Annotator.candidates_for_lemma``, the annotator's
 ``candidates.lemma_readings``, the evaluation's ``LemmaSenses`` — the one used is reported.
 Prints one JSON line with per-lemma latencies.
@@ -19,7 +19,7 @@ from pathlib import Path
 
 from kg_rag.api import KnowledgeGraph
 from kg_rag.model import Candidate
-from kg_rag.text import match_key
+from kg_rag.text.normalise import match_key
 
 
 def candidate_api(kg: KnowledgeGraph, lang: str) -> tuple[str, Callable[[str], tuple[Candidate, ...]]]:
@@ -44,7 +44,7 @@ def candidate_api(kg: KnowledgeGraph, lang: str) -> tuple[str, Callable[[str], t
 def main(argv: list[str]) -> int:
     store, lemma_file, *rest = argv
     lang = rest[0] if rest else "en"
-    from kg_rag.senses.evidence import fetch_evidence
+    from kg_rag.pipeline.evidence import fetch_evidence
 
     lemmas = [x for x in Path(lemma_file).read_text(encoding="utf-8").splitlines() if x]
     t0 = time.perf_counter()

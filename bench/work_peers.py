@@ -43,9 +43,9 @@ def bm25(corpus: str, qfile: str, k: str) -> dict[str, object]:
 def dumpdocs(store: str, out: str, max_docs: str) -> dict[str, object]:
     import pyoxigraph
 
-    from kg_rag import provenance
+    from kg_rag.pipeline import record
 
-    prefix = provenance.doc_iri("").value
+    prefix = record.doc_iri("").value
     st = pyoxigraph.Store.read_only(store)
     graphs = sorted(g.value for g in st.named_graphs()
                     if isinstance(g, pyoxigraph.NamedNode) and g.value.startswith(prefix))
@@ -63,8 +63,7 @@ def rdflib_query(nq: str, concepts_file: str, budget_s: str = "600") -> dict[str
     import rdflib
     from pyoxigraph import NamedNode
 
-    from kg_rag import queries
-    from kg_rag.store import Values
+    from kg_rag.store import Values, queries
     from kg_rag.store.render import values_block
 
     t0 = time.perf_counter()

@@ -25,9 +25,8 @@ from pathlib import Path
 
 
 def labels(store: str, out: str) -> dict[str, object]:
-    from kg_rag import queries
-    from kg_rag.store import EmbeddedStore
-    from kg_rag.text import base_language
+    from kg_rag.store import EmbeddedStore, queries
+    from kg_rag.text.normalise import base_language
 
     st = EmbeddedStore(store)
     body, media = st.raw_query(queries.get("select-match-keys").text, "csv")

@@ -3,7 +3,7 @@
     python -m bench.work_tokens DEMO_STORE
 
 Every demo question is asked with ``wsd="llm"`` through the real API and the real ``openai``
-client, talking to ``tests/llm_server.py`` on 127.0.0.1 (which answers S1 for every mention and
+client, talking to ``tests/support/llm_server.py`` on 127.0.0.1 (which answers S1 for every mention and
 reports ``usage``). Counted: the requests the server saw, the mentions in their prompts, the
 prompt characters, and the token counts the API reports (``Answer.tokens_in``). The test server
 estimates tokens as characters ÷ 3 (no tokenizer is available offline), so the characters are
@@ -23,7 +23,7 @@ def main(argv: list[str]) -> int:
     from kg_rag.cli.demo import demo_questions
     from kg_rag.settings import settings
     from kg_rag.store import open_store
-    from tests.llm_server import KEY, LlmServer, choose, mention_blocks
+    from tests.support.llm_server import KEY, LlmServer, choose, mention_blocks
 
     out: dict[str, object] = {}
     with LlmServer(choose({})) as srv:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .errors import (
+from kg_rag.errors import (
     ConfigError,
     InputError,
     KgRagError,
@@ -14,8 +14,8 @@ from .errors import (
     StoreError,
     StoreLockedError,
 )
-from .settings import Settings, load_settings
-from .store import EmbeddedStore, RemoteStore, Store, open_store
+from kg_rag.settings import Settings, load_settings
+from kg_rag.store import EmbeddedStore, RemoteStore, Store, open_store
 
 __version__ = "0.1.0"
 

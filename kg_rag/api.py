@@ -15,20 +15,27 @@ from typing import Any
 
 from pyoxigraph import NamedNode
 
-from . import provenance
-from .analysis import Decided, Unit, decide
-from .documents import SourceDocument, read_documents
-from .errors import InputError, NotFoundError
-from .explain import Explanation, explain
-from .indexer import IndexReport, index_documents
-from .model import Answer, MentionReport
-from .namespaces import KGR
-from .retrieve import EXPANSION, QueryConcept, expand, focus_mentions, question_weights, rank
-from .senses.base import SenseSelector
-from .senses.factory import make_selector
-from .settings import Settings, settings
-from .store import Change, Store, open_store
-from .text import nfc, strip_bidi
+from kg_rag.documents import SourceDocument, read_documents
+from kg_rag.errors import InputError, NotFoundError
+from kg_rag.explain.question import Explanation, explain
+from kg_rag.model import Answer, MentionReport
+from kg_rag.namespaces import KGR
+from kg_rag.pipeline import record
+from kg_rag.pipeline.decide import Decided, Unit, decide
+from kg_rag.pipeline.index import IndexReport, index_documents
+from kg_rag.pipeline.retrieve import (
+    EXPANSION,
+    QueryConcept,
+    expand,
+    focus_mentions,
+    question_weights,
+    rank,
+)
+from kg_rag.senses.base import SenseSelector
+from kg_rag.senses.factory import make_selector
+from kg_rag.settings import Settings, settings
+from kg_rag.store import Change, Store, open_store
+from kg_rag.text.normalise import nfc, strip_bidi
 
 log = logging.getLogger(__name__)
 
@@ -44,7 +51,7 @@ class KnowledgeGraph:
         self._annotator: Any = None
         self._annotator_version: object = None
         self._selectors: dict[str, SenseSelector | None] = {}
-        #: how documents meet the question's chosen concepts (kg_rag.retrieve.MATCH_MODES)
+        #: how documents meet the question's chosen concepts (kg_rag.pipeline.retrieve.MATCH_MODES)
         self.match = "agreement"
 
     @classmethod
@@ -65,7 +72,7 @@ class KnowledgeGraph:
     # --- parts ------------------------------------------------------------------------------
     @property
     def annotator(self) -> Any:
-        from .annotate import Annotator
+        from kg_rag.annotate import Annotator
 
         if self._annotator is None:
             self._annotator = Annotator(self.store)
@@ -73,7 +80,8 @@ class KnowledgeGraph:
 
     def invalidate(self) -> None:
         """Forget cached lexicon and selectors (after loading or dropping vocabularies)."""
-        from .senses import evidence, frames
+        from kg_rag.pipeline import evidence
+        from kg_rag.senses.knowledge import frames
 
         self._annotator = None
         self._selectors.clear()
@@ -116,14 +124,14 @@ class KnowledgeGraph:
         return index_documents(self.store, docs, self.annotator, self.selector(mode), progress)
 
     def delete(self, doc_id: str) -> None:
-        iri = provenance.doc_iri(doc_id)
+        iri = record.doc_iri(doc_id)
         if iri not in self.store.named_graphs():
             raise NotFoundError(f"no document with id {doc_id!r} in this store")
         self.store.apply(Change(drop_graphs=[iri]))
 
     def delete_many(self, doc_ids: Iterable[str]) -> None:
         """Remove documents in one update (ids not in the store are ignored)."""
-        graphs = [provenance.doc_iri(i) for i in doc_ids]
+        graphs = [record.doc_iri(i) for i in doc_ids]
         if graphs:
             self.store.apply(Change(drop_graphs=graphs))
 
@@ -160,7 +168,7 @@ class KnowledgeGraph:
 
     # --- questions --------------------------------------------------------------------------
     def _question(self, question: str, lang: str | None) -> tuple[str, str]:
-        from .langid import check_language, detect
+        from kg_rag.text.langid import check_language, detect
 
         if not isinstance(question, str) or not question.strip():
             raise InputError("the question is empty; type a question")
@@ -188,11 +196,11 @@ class KnowledgeGraph:
         unit = Unit(0, len(q), lang, q, mentions)
         selector = self.selector("knowledge" if wsd == "none" else wsd) if wsd != "none" else None
         outcome = decide(self.store, [unit], selector)
-        iri = provenance.question_iri(q, lang, wsd)
+        iri = record.question_iri(q, lang, wsd)
         if write:
-            quads = provenance.text_owner_quads(iri, KGR.Question, iri.value.rsplit("/", 1)[-1], q, lang, "", "")
+            quads = record.text_owner_quads(iri, KGR.Question, iri.value.rsplit("/", 1)[-1], q, lang, "", "")
             for d in outcome.decided:
-                quads += provenance.annotation_quads(iri, iri, None, d.mention, d.chosen_concepts,
+                quads += record.annotation_quads(iri, iri, None, d.mention, d.chosen_concepts,
                                                      d.decision, d.reused)
             self.store.apply(Change(drop_graphs=[iri], insert=quads + outcome.decision_quads))
         return iri, outcome.decided, outcome
@@ -245,7 +253,7 @@ class KnowledgeGraph:
         """The explanation of a question, document, annotation or decision IRI; with
         ``document`` (a result's ``doc_iri``), of why that document answered the question."""
         if document is not None:
-            from .explain_result import explain_result
+            from kg_rag.explain.result import explain_result
 
             return explain_result(self.store, iri, document)
         return explain(self.store, iri)
@@ -254,7 +262,7 @@ class KnowledgeGraph:
         rows = self.store.select("select-named-graphs")
         graphs = {r["g"].value: int(r["n"].value) for r in rows}
         return {"graphs": graphs, "triples": sum(graphs.values()),
-                "documents": sum(1 for g in graphs if g.startswith(provenance.doc_iri("").value))}
+                "documents": sum(1 for g in graphs if g.startswith(record.doc_iri("").value))}
 
 
 def _question_weights(d: Decided, mode: str) -> dict[str, float]:
@@ -278,6 +286,6 @@ def _report(d: Decided, owner: NamedNode | None) -> MentionReport:
     return MentionReport(
         mention=d.mention, selection=d.selection,
         decision=d.decision.value if d.decision is not None else None,
-        annotation=provenance.annotation_iri(owner, d.mention).value if owner is not None else None,
+        annotation=record.annotation_iri(owner, d.mention).value if owner is not None else None,
         reused=d.reused,
     )

@@ -34,7 +34,7 @@ try:
     from langchain_core.retrievers import BaseRetriever
     from langchain_core.runnables import Runnable, RunnableConfig, RunnableLambda
 except ImportError as e:  # pragma: no cover - depends on the installed extras
-    from .errors import ConfigError
+    from kg_rag.errors import ConfigError
 
     raise ConfigError(
         "kg_rag.langchain needs langchain-core; install it with pip install 'kg-rag[langchain]'"
@@ -42,11 +42,11 @@ except ImportError as e:  # pragma: no cover - depends on the installed extras
 
 from pydantic import ConfigDict, Field, PrivateAttr, field_validator, model_validator
 
-from .api import KnowledgeGraph
-from .errors import InputError
-from .model import Answer, Result
-from .retrieve import concept_labels
-from .senses.factory import MODES
+from kg_rag.api import KnowledgeGraph
+from kg_rag.errors import InputError
+from kg_rag.model import Answer, Result
+from kg_rag.pipeline.retrieve import concept_labels
+from kg_rag.senses.factory import MODES
 
 __all__ = ["KgRagRetriever", "answer_chain", "format_passages"]
 

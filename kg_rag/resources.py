@@ -10,7 +10,7 @@ from importlib import resources
 from importlib.resources.abc import Traversable
 from pathlib import Path
 
-from .errors import KgRagError
+from kg_rag.errors import KgRagError
 
 _SOURCE_ROOT = Path(__file__).resolve().parent.parent
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .model import Answer, Candidate, MentionReport, Result
+from kg_rag.model import Answer, Candidate, MentionReport, Result
 
 
 def candidate_dict(c: Candidate, scores: dict[str, float] | None = None) -> dict[str, Any]:

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field, fields, replace
 from functools import lru_cache
 from pathlib import Path
 
-from .errors import ConfigError
+from kg_rag.errors import ConfigError
 
 
 def default_store_path() -> Path:

@@ -22,14 +22,13 @@ from pathlib import Path
 import pyoxigraph
 from pyoxigraph import NamedNode
 
-from kg_rag.catalog import SourceRecord, drop_source, list_sources, now, write_record
 from kg_rag.errors import LoadError, StoreError
 from kg_rag.namespaces import ID
 from kg_rag.store import Store
-
-from . import rdf, wnlmf
-from .common import Parsed, peek
-from .iris import source_graph_iri
+from loaders import rdf, wnlmf
+from loaders.catalog import SourceRecord, drop_source, list_sources, now, write_record
+from loaders.common import Parsed, peek
+from loaders.iris import source_graph_iri
 
 log = logging.getLogger(__name__)
 

@@ -6,7 +6,7 @@ import re
 from pathlib import Path
 
 from kg_rag.namespaces import ID
-from kg_rag.text import nfc
+from kg_rag.text.normalise import nfc
 
 # characters an IRI path segment must not carry raw: ASCII delimiters and controls, bidi
 # controls, and whatever is not an IRI "ucschar" (RFC 3987: C1 controls, private use, surrogates,

@@ -21,7 +21,7 @@ from pyoxigraph import Literal, NamedNode, Quad
 
 from kg_rag.namespaces import DCT, KGR
 from kg_rag.store import EmbeddedStore
-from kg_rag.text import base_language, match_key
+from kg_rag.text.normalise import base_language, match_key
 
 _MEMBER = "http://www.w3.org/1999/02/22-rdf-syntax-ns#_"
 

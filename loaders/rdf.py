@@ -24,10 +24,9 @@ from pyoxigraph import BlankNode, Literal, NamedNode, Quad
 from kg_rag.errors import LoadError
 from kg_rag.namespaces import ONTOLEX, SKOS
 from kg_rag.store import EmbeddedStore
-from kg_rag.text import base_language
-
-from . import ontolex, skos
-from .common import Parsed, read_all
+from kg_rag.text.normalise import base_language
+from loaders import ontolex, skos
+from loaders.common import Parsed, read_all
 
 log = logging.getLogger(__name__)
 

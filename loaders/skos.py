@@ -10,7 +10,7 @@ from pyoxigraph import Literal, NamedNode, Quad
 
 from kg_rag.namespaces import KGR
 from kg_rag.store import EmbeddedStore
-from kg_rag.text import base_language, match_key
+from kg_rag.text.normalise import base_language, match_key
 
 
 def materialise(tmp: EmbeddedStore, graph: NamedNode) -> list[Quad]:

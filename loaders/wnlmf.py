@@ -29,11 +29,10 @@ from pyoxigraph import NamedNode
 
 from kg_rag.errors import LoadError
 from kg_rag.namespaces import DCT, ID, ILI, KGR, LEXINFO, ONTOLEX, RDF, RDFS, SKOS, SYNSEM, WN
-from kg_rag.text import base_language, match_key, nfc
-
-from .common import Parsed, Spool, nt_integer, nt_literal, open_binary
-from .iris import lang_tag, segment
-from .sensekeys import decode_sense_id
+from kg_rag.text.normalise import base_language, match_key, nfc
+from loaders.common import Parsed, Spool, nt_integer, nt_literal, open_binary
+from loaders.iris import lang_tag, segment
+from loaders.sensekeys import decode_sense_id
 
 log = logging.getLogger(__name__)
 

@@ -6,11 +6,11 @@ import os
 from pathlib import Path
 
 import pytest
-from oxigraph_server import oxigraph_url  # noqa: F401 - session fixture: a real `oxigraph serve`
 
 from kg_rag.store import EmbeddedStore
+from tests.support.oxigraph_server import oxigraph_url  # noqa: F401 - session fixture: a real `oxigraph serve`
+from tests.support.paths import ROOT
 
-ROOT = Path(__file__).resolve().parent.parent
 SHARED = Path(os.environ.get("KG_RAG_SHARED", ROOT.parent / "shared")) / "data"
 
 
@@ -26,3 +26,17 @@ def shared_data() -> Path:
     if not SHARED.is_dir():
         pytest.skip(f"needs the shared data folder {SHARED} (absent on a fresh clone)")
     return SHARED
+
+
+#: the suite's folders and the marker each gives its tests (``pytest -m "not integration"`` runs
+#: the unit tests alone in about a minute)
+_FOLDER_MARKERS = {"integration": "integration", "conformance": "conformance", "packaging": "packaging"}
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    tests = Path(__file__).resolve().parent
+    for item in items:
+        rel = Path(str(item.path)).resolve().relative_to(tests)
+        marker = _FOLDER_MARKERS.get(rel.parts[0])
+        if marker:
+            item.add_marker(getattr(pytest.mark, marker))

@@ -6,7 +6,7 @@
 
 from __future__ import annotations
 
-from .annotator import Annotator
-from .lexicon import Lexicon
+from kg_rag.annotate.annotator import Annotator
+from kg_rag.annotate.lexicon import Lexicon
 
 __all__ = ["Annotator", "Lexicon"]

@@ -11,11 +11,11 @@ from dataclasses import dataclass
 
 from pyoxigraph import Literal, NamedNode
 
-from ..errors import InputError
-from ..model import Candidate
-from ..namespaces import ILI, LEXINFO
-from ..store import Store, Values
-from ..store.base import Row
+from kg_rag.errors import InputError
+from kg_rag.model import Candidate
+from kg_rag.namespaces import ILI, LEXINFO
+from kg_rag.store import Store, Values
+from kg_rag.store.base import Row
 
 #: part-of-speech hints users and corpora give → lexinfo local names
 POS_ALIASES = {

@@ -30,11 +30,10 @@ from typing import Any
 
 import ahocorasick
 
-from .. import queries
-from ..errors import StoreError
-from ..store import Store
-from ..text import base_language
-from .tokenize import NON_WORD
+from kg_rag.annotate.tokenize import NON_WORD
+from kg_rag.errors import StoreError
+from kg_rag.store import Store, queries
+from kg_rag.text.normalise import base_language
 
 log = logging.getLogger(__name__)
 

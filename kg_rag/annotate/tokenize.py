@@ -1,6 +1,6 @@
 """Normalised views of a text with a way back to the original character offsets.
 
-``match_key`` (kg_rag.text) is applied to the whole text in one pass, character by character
+``match_key`` (kg_rag.text.normalise) is applied to the whole text in one pass, character by character
 in effect: niqqud, harakat and bidi controls removed, case folded, geresh/quote variants
 unified, whitespace runs collapsed to one space (a run holding a blank line becomes two
 newlines: match keys have single spaces, so a multiword expression never spans paragraphs). The result
@@ -21,7 +21,7 @@ import unicodedata
 from bisect import bisect_right
 from dataclasses import dataclass
 
-from ..text import nfc
+from kg_rag.text.normalise import nfc
 
 # characters match_key deletes: Hebrew points, Arabic harakat/tatweel, bidi and zero-width controls
 _REMOVED = (

@@ -12,7 +12,7 @@ import logging
 import sys
 from collections.abc import Sequence
 
-from ..errors import KgRagError
+from kg_rag.errors import KgRagError
 
 # command modules, in help order (each adds its subcommands)
 COMMAND_MODULES: tuple[str, ...] = ("load", "query", "documents", "questions", "ask", "demo", "evaluate", "serve")

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import argparse
 
-from ..api import KnowledgeGraph
-from ..errors import InputError
-from ..serialize import answer_dict, mention_dict
-from ..text import for_terminal
-from .common import print_json, store_from_args
-from .render import answer_text, mention_lines
+from kg_rag.api import KnowledgeGraph
+from kg_rag.cli.common import print_json, store_from_args
+from kg_rag.cli.render import answer_text, mention_lines
+from kg_rag.errors import InputError
+from kg_rag.serialize import answer_dict, mention_dict
+from kg_rag.text.normalise import for_terminal
 
 
 def _focus(value: str) -> tuple[int, int]:
@@ -58,7 +58,7 @@ def cmd_ask(args: argparse.Namespace) -> int:
 
 
 def cmd_annotate(args: argparse.Namespace) -> int:
-    from ..retrieve import concept_labels
+    from kg_rag.pipeline.retrieve import concept_labels
 
     with KnowledgeGraph(store_from_args(args)) as kg:
         reports = kg.annotate(args.text, lang=args.lang, wsd=args.wsd)

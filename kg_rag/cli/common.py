@@ -7,7 +7,7 @@ import json
 import sys
 from typing import Any
 
-from ..store import Store, open_store
+from kg_rag.store import Store, open_store
 
 
 def store_from_args(args: argparse.Namespace) -> Store:

@@ -7,12 +7,12 @@ import json
 import time
 from typing import Any
 
-from ..api import KnowledgeGraph
-from ..resources import resource_path
-from ..retrieve import concept_labels
-from ..text import for_terminal
-from .common import print_json, store_from_args
-from .render import answer_text
+from kg_rag.api import KnowledgeGraph
+from kg_rag.cli.common import print_json, store_from_args
+from kg_rag.cli.render import answer_text
+from kg_rag.pipeline.retrieve import concept_labels
+from kg_rag.resources import resource_path
+from kg_rag.text.normalise import for_terminal
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]

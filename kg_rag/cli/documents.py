@@ -7,8 +7,8 @@ import sys
 
 from tqdm import tqdm
 
-from ..api import KnowledgeGraph
-from .common import print_json, progress_enabled, store_from_args
+from kg_rag.api import KnowledgeGraph
+from kg_rag.cli.common import print_json, progress_enabled, store_from_args
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -29,7 +29,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 
 
 def cmd_index(args: argparse.Namespace) -> int:
-    from ..documents import read_documents
+    from kg_rag.documents import read_documents
 
     with KnowledgeGraph(store_from_args(args)) as kg:
         docs = read_documents(args.paths, kg.settings.max_document_bytes)

@@ -5,8 +5,8 @@ from __future__ import annotations
 import argparse
 import sys
 
-from ..api import KnowledgeGraph
-from .common import print_json, progress_enabled, store_from_args
+from kg_rag.api import KnowledgeGraph
+from kg_rag.cli.common import print_json, progress_enabled, store_from_args
 
 
 def register_retrieval(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -24,7 +24,7 @@ def register_retrieval(sub: argparse._SubParsersAction) -> None:  # type: ignore
 
 
 def cmd_retrieval(args: argparse.Namespace) -> int:
-    from ..eval.retrieval import evaluate_retrieval
+    from kg_rag.eval.retrieval import evaluate_retrieval
 
     modes = [m.strip() for m in args.wsd.split(",") if m.strip()]
     if "bm25" not in modes:

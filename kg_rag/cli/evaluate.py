@@ -10,7 +10,7 @@ import argparse
 import sys
 from collections.abc import Callable
 
-from .common import print_json, progress_enabled, store_from_args
+from kg_rag.cli.common import print_json, progress_enabled, store_from_args
 
 WSD_CHOICES = ("knowledge", "llm", "first-sense", "random")
 
@@ -34,7 +34,7 @@ def _register_wsd(sub: argparse._SubParsersAction) -> None:  # type: ignore[type
 
 
 #: one registration function per ``eval`` subcommand
-from .eval_retrieval import register_retrieval  # noqa: E402
+from kg_rag.cli.eval_retrieval import register_retrieval  # noqa: E402
 
 EVAL_COMMANDS: list[Callable[[argparse._SubParsersAction], None]] = [_register_wsd, register_retrieval]  # type: ignore[type-arg]
 
@@ -47,14 +47,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
 
 
 def cmd_wsd(args: argparse.Namespace) -> int:
-    from ..eval.corpus import read_corpus
-    from ..eval.report import wsd_table
-    from ..eval.wsd import evaluate
+    from kg_rag.eval.corpus import read_corpus
+    from kg_rag.eval.report import wsd_table
+    from kg_rag.eval.wsd import evaluate
 
     store = store_from_args(args)
     try:
-        from ..senses.factory import make_selector
-        from ..settings import settings
+        from kg_rag.senses.factory import make_selector
+        from kg_rag.settings import settings
 
         selector = make_selector(args.wsd, store, settings())
         bar = None

@@ -8,8 +8,8 @@ from dataclasses import asdict
 
 from tqdm import tqdm
 
-from ..api import KnowledgeGraph
-from .common import print_json, progress_enabled, store_from_args
+from kg_rag.api import KnowledgeGraph
+from kg_rag.cli.common import print_json, progress_enabled, store_from_args
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -38,7 +38,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 
 
 def cmd_load(args: argparse.Namespace) -> int:
-    from ..errors import InputError
+    from kg_rag.errors import InputError
 
     if args.graph and len(args.files) > 1:
         raise InputError("--graph names the graph of ONE source; load the files one at a time")

@@ -7,9 +7,9 @@ import re
 import sys
 from pathlib import Path
 
-from ..errors import InputError, QueryError
-from ..namespaces import PREFIXES
-from .common import store_from_args
+from kg_rag.cli.common import store_from_args
+from kg_rag.errors import InputError, QueryError
+from kg_rag.namespaces import PREFIXES
 
 FORMATS = ("json", "csv", "tsv", "xml", "turtle", "ntriples")
 # IRIs, strings (long and short) and comments: removed before looking for update keywords

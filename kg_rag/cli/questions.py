@@ -5,10 +5,10 @@ from __future__ import annotations
 import argparse
 from datetime import datetime, timedelta, timezone
 
-from ..api import KnowledgeGraph
-from ..errors import InputError
-from ..text import for_terminal
-from .common import print_json, store_from_args
+from kg_rag.api import KnowledgeGraph
+from kg_rag.cli.common import print_json, store_from_args
+from kg_rag.errors import InputError
+from kg_rag.text.normalise import for_terminal
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]

@@ -3,10 +3,10 @@ no raw bidi controls printed)."""
 
 from __future__ import annotations
 
-from ..model import Answer, MentionReport
-from ..retrieve import concept_labels
-from ..store import Store
-from ..text import for_terminal
+from kg_rag.model import Answer, MentionReport
+from kg_rag.pipeline.retrieve import concept_labels
+from kg_rag.store import Store
+from kg_rag.text.normalise import for_terminal
 
 
 def mention_lines(reports: tuple[MentionReport, ...] | list[MentionReport], labels: dict[str, str]) -> list[str]:

@@ -7,8 +7,8 @@ import logging
 import signal
 import sys
 
-from ..settings import settings
-from .common import store_from_args
+from kg_rag.cli.common import store_from_args
+from kg_rag.settings import settings
 
 log = logging.getLogger(__name__)
 
@@ -27,8 +27,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 def cmd_serve(args: argparse.Namespace) -> int:
     import uvicorn
 
-    from ..api import KnowledgeGraph
-    from ..service import create_app
+    from kg_rag.api import KnowledgeGraph
+    from kg_rag.service import create_app
 
     cfg = settings()
     if args.allow_updates:

@@ -1,5 +1,10 @@
 """Documents: reading files into :class:`SourceDocument` and splitting them into passages."""
 
-from .readers import SourceDocument, doc_from_record, iter_paragraphs, read_documents
+from kg_rag.documents.readers import (
+    SourceDocument,
+    doc_from_record,
+    iter_paragraphs,
+    read_documents,
+)
 
 __all__ = ["SourceDocument", "doc_from_record", "iter_paragraphs", "read_documents"]

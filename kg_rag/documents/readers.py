@@ -13,8 +13,8 @@ from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
 
-from ..errors import InputError
-from ..text import nfc
+from kg_rag.errors import InputError
+from kg_rag.text.normalise import nfc
 
 SUFFIXES = {".txt": "text", ".text": "text", ".md": "markdown", ".markdown": "markdown",
             ".html": "html", ".htm": "html", ".jsonl": "jsonl", ".ndjson": "jsonl"}

@@ -7,8 +7,8 @@ import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..errors import InputError
-from ..text import nfc
+from kg_rag.errors import InputError
+from kg_rag.text.normalise import nfc
 
 log = logging.getLogger(__name__)
 

@@ -16,10 +16,10 @@ import logging
 import sys
 from pathlib import Path
 
-from ..store import Store
-from ..text import for_terminal
-from .retrieval import RetrievalReport
-from .wsd import SystemResult, WsdReport
+from kg_rag.eval.retrieval import RetrievalReport
+from kg_rag.eval.wsd import SystemResult, WsdReport
+from kg_rag.store import Store
+from kg_rag.text.normalise import for_terminal
 
 log = logging.getLogger(__name__)
 
@@ -109,9 +109,8 @@ def retrieval_chart(reports: list[tuple[str, RetrievalReport]], path: Path) -> N
 
 
 def _ensure_loaded(store: Store, wordnet: Path, files: tuple[str, ...]) -> None:
+    from kg_rag.namespaces import ID
     from loaders import list_sources, load_file, stale
-
-    from ..namespaces import ID
 
     have = {r.graph: r for r in list_sources(store)}
     for f in files:
@@ -127,8 +126,8 @@ def _ensure_loaded(store: Store, wordnet: Path, files: tuple[str, ...]) -> None:
 def _retrieval(store: Store, shared: Path) -> list[tuple[str, RetrievalReport]]:
     """Every BEIR folder under ``shared/retrieval`` with label matching, the selectors and BM25
     (English: needs Open English WordNet, loaded by the WSD sets before)."""
-    from ..api import KnowledgeGraph
-    from .retrieval import evaluate_retrieval
+    from kg_rag.api import KnowledgeGraph
+    from kg_rag.eval.retrieval import evaluate_retrieval
 
     folders = sorted(p.parent for p in (shared / "retrieval").glob("*/corpus.jsonl"))
     out = []
@@ -148,10 +147,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", default="eval/out")
     args = ap.parse_args(argv)
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
-    from ..errors import KgRagError
-    from ..senses.knowledge import KnowledgeSelector
-    from ..store import EmbeddedStore
-    from .wsd import evaluate
+    from kg_rag.errors import KgRagError
+    from kg_rag.eval.wsd import evaluate
+    from kg_rag.senses.knowledge.selector import KnowledgeSelector
+    from kg_rag.store import EmbeddedStore
 
     shared = Path(args.shared)
     wsd_dir = shared / "wsd"

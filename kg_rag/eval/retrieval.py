@@ -17,11 +17,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..api import KnowledgeGraph
-from ..documents import SourceDocument
-from ..errors import InputError, KgRagError
-from ..text import nfc
-from .significance import Paired, paired
+from kg_rag.api import KnowledgeGraph
+from kg_rag.documents import SourceDocument
+from kg_rag.errors import InputError, KgRagError
+from kg_rag.eval.significance import Paired, paired
+from kg_rag.text.normalise import nfc
 
 log = logging.getLogger(__name__)
 

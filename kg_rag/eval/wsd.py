@@ -20,11 +20,11 @@ from typing import Any
 
 from pyoxigraph import NamedNode
 
-from ..errors import InputError
-from ..model import Candidate, Mention, Selection, SelectionRequest
-from ..namespaces import ILI
-from ..store import Store, Values
-from .corpus import POS_MAP, Corpus, Token, read_corpus, read_keys, write_keys
+from kg_rag.errors import InputError
+from kg_rag.eval.corpus import POS_MAP, Corpus, Token, read_corpus, read_keys, write_keys
+from kg_rag.model import Candidate, Mention, Selection, SelectionRequest
+from kg_rag.namespaces import ILI
+from kg_rag.store import Store, Values
 
 log = logging.getLogger(__name__)
 
@@ -149,7 +149,7 @@ class Candidates:
     (``Annotator.candidates_for_lemma``), filtered by the corpus' part of speech; cached."""
 
     def __init__(self, store: Store) -> None:
-        from ..annotate import Annotator
+        from kg_rag.annotate import Annotator
 
         self.annotator = Annotator(store)
         self.problems: list[str] = []
@@ -292,8 +292,8 @@ def evaluate(store: Store, selector: Any, data: str | Path, gold_path: str | Pat
     one bad instance: problems are counted and listed in the report. ``any_pos``: candidates of
     the lemma in every part of speech, as the annotator gives them for raw text (the corpus' POS
     still groups the scores)."""
-    from ..senses.baselines import FirstSenseSelector, RandomSelector
-    from ..senses.evidence import fetch_evidence
+    from kg_rag.pipeline.evidence import fetch_evidence
+    from kg_rag.senses.baselines import FirstSenseSelector, RandomSelector
 
     corpus = read_corpus(data)
     gold = read_keys(gold_path)
@@ -332,7 +332,7 @@ def evaluate(store: Store, selector: Any, data: str | Path, gold_path: str | Pat
     warm_up = getattr(selector, "warm_up", None)
     if callable(warm_up):  # load graphs and indexes outside the timed part
         warm_up()
-    from ..retrieve import CONFIDENT
+    from kg_rag.pipeline.retrieve import CONFIDENT
 
     system = _run(selector.agent.name, selector.select, batches, gold, senses, progress,
                   threshold=CONFIDENT)

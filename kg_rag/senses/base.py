@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Protocol, runtime_checkable
 
-from ..model import Agent, Selection, SelectionRequest
+from kg_rag.model import Agent, Selection, SelectionRequest
 
 
 @runtime_checkable

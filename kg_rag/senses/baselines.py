@@ -5,7 +5,7 @@ from __future__ import annotations
 import random
 from collections.abc import Sequence
 
-from ..model import Agent, Candidate, Selection, SelectionRequest
+from kg_rag.model import Agent, Candidate, Selection, SelectionRequest
 
 VERSION = "1"
 

@@ -6,10 +6,10 @@
 
 from __future__ import annotations
 
-from ..errors import ConfigError
-from ..settings import Settings
-from ..store import Store
-from .base import SenseSelector
+from kg_rag.errors import ConfigError
+from kg_rag.senses.base import SenseSelector
+from kg_rag.settings import Settings
+from kg_rag.store import Store
 
 MODES = ("none", "knowledge", "llm", "llm,knowledge", "first-sense", "random")
 
@@ -19,25 +19,25 @@ def make_selector(mode: str, store: Store, config: Settings) -> SenseSelector | 
     if mode == "none":
         return None
     if mode == "knowledge":
-        from .knowledge import KnowledgeSelector
+        from kg_rag.senses.knowledge.selector import KnowledgeSelector
 
         return KnowledgeSelector(store)
     if mode == "first-sense":
-        from .baselines import FirstSenseSelector
+        from kg_rag.senses.baselines import FirstSenseSelector
 
         return FirstSenseSelector()
     if mode == "random":
-        from .baselines import RandomSelector
+        from kg_rag.senses.baselines import RandomSelector
 
         return RandomSelector(seed=0)
     if mode == "llm":
-        from .llm import LLMSenseSelector
+        from kg_rag.senses.llm.selector import LLMSenseSelector
 
         return LLMSenseSelector.from_settings(config)
     if mode == "llm,knowledge":
-        from .fallback import FallbackSelector
-        from .knowledge import KnowledgeSelector
-        from .llm import LLMSenseSelector
+        from kg_rag.senses.fallback import FallbackSelector
+        from kg_rag.senses.knowledge.selector import KnowledgeSelector
+        from kg_rag.senses.llm.selector import LLMSenseSelector
 
         return FallbackSelector(LLMSenseSelector.from_settings(config), KnowledgeSelector(store))
     raise ConfigError(f"unknown sense selection mode {mode!r}; use one of {', '.join(MODES)}")

@@ -13,9 +13,9 @@ import logging
 from collections.abc import Sequence
 from dataclasses import replace
 
-from ..errors import SelectionError
-from ..model import Selection, SelectionRequest
-from .base import SenseSelector
+from kg_rag.errors import SelectionError
+from kg_rag.model import Selection, SelectionRequest
+from kg_rag.senses.base import SenseSelector
 
 log = logging.getLogger(__name__)
 

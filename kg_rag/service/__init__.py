@@ -9,14 +9,14 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from .app import create_app
+    from kg_rag.service.app import create_app
 
 __all__ = ["create_app"]
 
 
 def __getattr__(name: str) -> Any:
     if name == "create_app":
-        from .app import create_app
+        from kg_rag.service.app import create_app
 
         return create_app
     raise AttributeError(name)

@@ -19,13 +19,13 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from ..api import KnowledgeGraph
-from ..errors import ConfigError, QueryError, StoreError
-from ..settings import Settings
-from ..store import EmbeddedStore, RemoteStore, Store
-from .problems import HANDLERS, CatchAll
-from .sparql_endpoint import SparqlService
-from .worker import Executor, ForkExecutor, RemoteExecutor
+from kg_rag.api import KnowledgeGraph
+from kg_rag.errors import ConfigError, QueryError, StoreError
+from kg_rag.service.problems import HANDLERS, CatchAll
+from kg_rag.service.sparql_endpoint import SparqlService
+from kg_rag.service.worker import Executor, ForkExecutor, RemoteExecutor
+from kg_rag.settings import Settings
+from kg_rag.store import EmbeddedStore, RemoteStore, Store
 
 log = logging.getLogger(__name__)
 
@@ -65,8 +65,8 @@ def create_app(kg: KnowledgeGraph, config: Settings | None = None, *, slots: int
                           "long random string (clients send it as a Bearer token)")
     sparql = SparqlService(cfg, make_executor(kg.store, cfg), make_updater(kg), slots=slots)
 
-    from .page import page_routes
-    from .rest import RestApi
+    from kg_rag.service.page import page_routes
+    from kg_rag.service.rest import RestApi
 
     rest = RestApi(kg, cfg)
 

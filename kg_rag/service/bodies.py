@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from starlette.requests import Request
 
-from ..errors import InputError
+from kg_rag.errors import InputError
 
 
 class BodyTooLarge(InputError):

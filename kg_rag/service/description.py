@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pyoxigraph import Literal, NamedNode, Triple
 
-from .results import FORMATS
+from kg_rag.service.results import FORMATS
 
 SD = "http://www.w3.org/ns/sparql-service-description#"
 RDF_TYPE = NamedNode("http://www.w3.org/1999/02/22-rdf-syntax-ns#type")

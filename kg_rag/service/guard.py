@@ -21,7 +21,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from ..errors import QueryError
+from kg_rag.errors import QueryError
 
 __all__ = ["QueryInfo", "QueryRefused", "QueryTooLarge", "Token", "check_query", "check_update",
            "tokens"]

@@ -9,7 +9,7 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Any
 
-from .. import __version__
+from kg_rag import __version__
 
 _PROBLEM = {"$ref": "#/components/schemas/Problem"}
 

@@ -19,12 +19,12 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, Response
 from starlette.routing import Route
 
-from ..api import KnowledgeGraph
-from ..errors import KgRagError
-from ..explain import Explanation
-from ..serialize import answer_dict
-from ..settings import Settings
-from ..text import strip_bidi
+from kg_rag.api import KnowledgeGraph
+from kg_rag.errors import KgRagError
+from kg_rag.explain.question import Explanation
+from kg_rag.serialize import answer_dict
+from kg_rag.settings import Settings
+from kg_rag.text.normalise import strip_bidi
 
 log = logging.getLogger(__name__)
 
@@ -207,7 +207,7 @@ def explanation_page(ex: Explanation) -> str:
 
 def page_routes(kg: KnowledgeGraph, config: Settings) -> list[Route]:
     def compute(q: str, lang: str, wsd: str) -> tuple[Any, ...]:
-        from ..retrieve import concept_labels
+        from kg_rag.pipeline.retrieve import concept_labels
 
         answer = kg.ask(q, lang=None if lang == "auto" else lang, k=5, wsd=wsd or None)
         summary = kg.explain(answer.question_iri).summary

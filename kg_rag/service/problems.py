@@ -15,7 +15,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from ..errors import KgRagError, RateLimitedError
+from kg_rag.errors import KgRagError, RateLimitedError
 
 log = logging.getLogger(__name__)
 

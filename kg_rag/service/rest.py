@@ -21,15 +21,15 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.routing import Route
 
-from ..api import KnowledgeGraph
-from ..documents import SourceDocument, doc_from_record, read_documents
-from ..errors import InputError, KgRagError, NotFoundError
-from ..explain import Explanation
-from ..serialize import answer_dict, mention_dict
-from ..settings import Settings
-from .bodies import UnsupportedMediaType, media_type, read_body
-from .openapi import openapi_document
-from .sparql_endpoint import check_token
+from kg_rag.api import KnowledgeGraph
+from kg_rag.documents import SourceDocument, doc_from_record, read_documents
+from kg_rag.errors import InputError, KgRagError, NotFoundError
+from kg_rag.explain.question import Explanation
+from kg_rag.serialize import answer_dict, mention_dict
+from kg_rag.service.bodies import UnsupportedMediaType, media_type, read_body
+from kg_rag.service.openapi import openapi_document
+from kg_rag.service.sparql_endpoint import check_token
+from kg_rag.settings import Settings
 
 JSON_LIMIT = 64 * 1024          # /ask and /annotate bodies
 MAX_UPLOAD_FILES = 20
@@ -93,11 +93,11 @@ class RestApi:
         except KgRagError as e:
             if want != "text/html":
                 raise
-            from .page import error_page
+            from kg_rag.service.page import error_page
 
             return HTMLResponse(error_page("", "auto", "", e), status_code=e.http_status)
         if want == "text/html":
-            from .page import explanation_page
+            from kg_rag.service.page import explanation_page
 
             return HTMLResponse(explanation_page(ex))
         if want == "application/ld+json":

@@ -26,22 +26,22 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from ..errors import InputError, KgRagError, QueryError
-from ..settings import Settings
-from ..store.render import term
-from .bodies import (
+from kg_rag.errors import InputError, KgRagError, QueryError
+from kg_rag.service.bodies import (
     UnsupportedMediaType,
     media_type,
     read_body,
     require_utf8_charset,
     utf8,
 )
-from .description import service_description
-from .guard import add_using, check_query, check_update
-from .problems import from_error, problem
-from .results import KIND_OF_FORM, negotiate, write_triples
-from .results import media_type as result_media_type
-from .worker import Executor, QueryJob, QueryTimeout
+from kg_rag.service.description import service_description
+from kg_rag.service.guard import add_using, check_query, check_update
+from kg_rag.service.problems import from_error, problem
+from kg_rag.service.results import KIND_OF_FORM, negotiate, write_triples
+from kg_rag.service.results import media_type as result_media_type
+from kg_rag.service.worker import Executor, QueryJob, QueryTimeout
+from kg_rag.settings import Settings
+from kg_rag.store.render import term
 
 log = logging.getLogger(__name__)
 

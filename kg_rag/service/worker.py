@@ -31,9 +31,9 @@ from typing import Any
 import pyoxigraph
 from pyoxigraph import NamedNode, QueryBoolean, QuerySolutions
 
-from ..errors import QueryError, StoreError
-from . import sandbox
-from .results import MAX_RESULT_BYTES, write_boolean, write_solutions, write_triples
+from kg_rag.errors import QueryError, StoreError
+from kg_rag.service import sandbox
+from kg_rag.service.results import MAX_RESULT_BYTES, write_boolean, write_solutions, write_triples
 
 log = logging.getLogger(__name__)
 

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from ..settings import Settings, settings
-from .base import Change, Row, Store
-from .embedded import EmbeddedStore
-from .remote import RemoteStore
-from .render import Values
+from kg_rag.settings import Settings, settings
+from kg_rag.store.base import Change, Row, Store
+from kg_rag.store.embedded import EmbeddedStore
+from kg_rag.store.remote import RemoteStore
+from kg_rag.store.render import Values
 
 
 def open_store(path: str | None = None, endpoint: str | None = None,

@@ -9,9 +9,9 @@ from typing import Any
 
 from pyoxigraph import NamedNode, Quad, Triple
 
-from .. import queries
-from ..errors import QueryError
-from .render import Term, Values, quads_block, term
+from kg_rag.errors import QueryError
+from kg_rag.store import queries
+from kg_rag.store.render import Term, Values, quads_block, term
 
 Row = dict[str, Any]  # variable name → pyoxigraph term (unbound variables are absent)
 
@@ -150,6 +150,6 @@ def _merge(bind: Mapping[str, Term] | None, values: Values | None) -> Values | N
 
 
 def _block(values: Values | None) -> str:
-    from .render import values_block
+    from kg_rag.store.render import values_block
 
     return values_block(values) if values is not None else ""

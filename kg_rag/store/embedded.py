@@ -10,10 +10,10 @@ from pathlib import Path
 import pyoxigraph
 from pyoxigraph import NamedNode, Quad, QueryBoolean, QuerySolutions, QueryTriples, Triple
 
-from .. import queries
-from ..errors import QueryError, StoreError, StoreLockedError
-from .base import GRAPH_FORMATS, RESULT_FORMATS, Row, Store, _block, _merge
-from .render import Term, Values
+from kg_rag.errors import QueryError, StoreError, StoreLockedError
+from kg_rag.store import queries
+from kg_rag.store.base import GRAPH_FORMATS, RESULT_FORMATS, Row, Store, _block, _merge
+from kg_rag.store.render import Term, Values
 
 log = logging.getLogger(__name__)
 

@@ -20,10 +20,10 @@ from pyoxigraph import BlankNode, Literal, NamedNode, Quad, Triple
 from SPARQLWrapper import JSON, POST, TURTLE, SPARQLWrapper
 from SPARQLWrapper.SPARQLExceptions import SPARQLWrapperException
 
-from .. import queries
-from ..errors import QueryError, StoreError
-from .base import GRAPH_FORMATS, Row, Store, _block, _merge
-from .render import Term, Values
+from kg_rag.errors import QueryError, StoreError
+from kg_rag.store import queries
+from kg_rag.store.base import GRAPH_FORMATS, Row, Store, _block, _merge
+from kg_rag.store.render import Term, Values
 
 log = logging.getLogger(__name__)
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from pyoxigraph import BlankNode, DefaultGraph, Literal, NamedNode, Quad, Triple
 
-from ..errors import QueryError
+from kg_rag.errors import QueryError
 
 Term = NamedNode | BlankNode | Literal | Triple
 

@@ -1,0 +1,169 @@
+"""Annotate a text and decide its ambiguous mentions: the shared stage of indexing and asking.
+
+Decisions already in the store (same selector, mention, candidates and context → same IRI) are
+reused instead of recomputed; the rest go to the selector in ONE call (one LLM request).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from pyoxigraph import NamedNode, Quad
+
+from kg_rag.model import Mention, Selection, SelectionRequest
+from kg_rag.pipeline import record
+from kg_rag.senses.base import SenseSelector
+from kg_rag.store import Store, Values
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(slots=True)
+class Unit:
+    """A stretch of text decided together (a passage of a document, or a question)."""
+
+    start: int
+    end: int
+    lang: str
+    context: str
+    mentions: list[Mention]
+
+
+@dataclass(slots=True)
+class Decided:
+    mention: Mention
+    unit: int
+    selection: Selection | None = None
+    decision: NamedNode | None = None
+    reused: bool = False
+
+    @property
+    def chosen_concepts(self) -> tuple[str, ...]:
+        """The concepts retrieval may follow: the only one, or the chosen one (never a rejected one)."""
+        if not self.mention.ambiguous:
+            return self.mention.concepts
+        if self.selection is not None and self.selection.chosen is not None:
+            return (self.selection.chosen.concept,)
+        return ()
+
+
+@dataclass(slots=True)
+class Outcome:
+    decided: list[Decided]
+    decision_quads: list[Quad] = field(default_factory=list)
+    llm_calls: int = 0
+    tokens_in: int = 0
+    tokens_out: int = 0
+
+
+def _number(term: object) -> float:
+    return float(getattr(term, "value", 0.0))
+
+
+def load_decisions(store: Store, iris: Sequence[NamedNode],
+                   mentions: dict[str, Mention], agent_name: str) -> dict[str, Selection]:
+    """Selections recorded earlier for these decision IRIs (absent ones are missing)."""
+    from kg_rag.model import Agent
+
+    if not iris:
+        return {}
+    rows = store.select("select-decisions", values=Values.column("decision", iris))
+    scores: dict[str, dict[str, float]] = {}
+    first: dict[str, dict[str, Any]] = {}
+    for r in rows:
+        d = r["decision"].value
+        first.setdefault(d, r)
+        sid = (r.get("candSense") or r["candConcept"]).value
+        scores.setdefault(d, {})[sid] = _number(r["score"])
+    out: dict[str, Selection] = {}
+    for d, r in first.items():
+        mention = mentions[d]
+        chosen = None
+        if "chosenConcept" in r:
+            want_sense = r["chosenSense"].value if "chosenSense" in r else None
+            for c in mention.candidates:
+                if c.concept == r["chosenConcept"].value and (want_sense is None or c.sense == want_sense):
+                    chosen = c
+                    break
+        out[d] = Selection(
+            scores=tuple(scores[d].items()), chosen=chosen, confidence=_number(r["confidence"]),
+            agent=Agent(agent_name, "stored"), reason=r["reason"].value if "reason" in r else "",
+        )
+    return out
+
+
+def decide(store: Store, units: Sequence[Unit], selector: SenseSelector | None,
+           target_lang: str | None = None) -> Outcome:
+    """Decide every ambiguous mention of ``units``; return decisions (new ones as quads)."""
+    decided: list[Decided] = []
+    for i, u in enumerate(units):
+        decided.extend(Decided(m, i) for m in u.mentions)
+    outcome = Outcome(decided)
+    if selector is None:
+        return outcome
+    pending = [d for d in decided if d.mention.ambiguous]
+    if not pending:
+        return outcome
+    agent = selector.agent
+    hashes = {}
+    by_iri: dict[str, Mention] = {}
+    for d in pending:
+        u = units[d.unit]
+        h = record.context_hash(u.context, u.lang)
+        hashes[id(d)] = h
+        d.decision = record.decision_iri(agent, d.mention, h, u.start)
+        by_iri[d.decision.value] = d.mention
+    stored = load_decisions(store, [d.decision for d in pending if d.decision is not None],
+                            by_iri, agent.name)
+    todo = []
+    for d in pending:
+        assert d.decision is not None
+        sel = stored.get(d.decision.value)
+        if sel is not None:
+            d.selection, d.reused = sel, True
+        else:
+            todo.append(d)
+    if not todo:
+        return outcome
+    from kg_rag.pipeline.evidence import fetch_evidence
+
+    all_cands = [c for d in todo for c in d.mention.candidates]
+    evidence = {e.candidate: e for e in fetch_evidence(store, all_cands)}
+    requests = []
+    for d in todo:
+        u = units[d.unit]
+        # a selector reads the context at the mention's offsets: make them the context's own
+        others = tuple(_within(m, u.start) for m in u.mentions if m is not d.mention)
+        requests.append(SelectionRequest(
+            mention=_within(d.mention, u.start), context=u.context, context_lang=u.lang,
+            evidence=tuple(evidence[c] for c in d.mention.candidates),
+            others=others, target_lang=target_lang,
+        ))
+    started = record.now()
+    selections = selector.select(requests)
+    ended = record.now()
+    if len(selections) != len(todo):
+        from kg_rag.errors import SelectionError
+
+        raise SelectionError(f"the {agent.name} selector answered {len(selections)} of {len(todo)} mentions")
+    llm_requests: dict[str, tuple[int, int]] = {}
+    for d, sel in zip(todo, selections, strict=True):
+        d.selection = sel
+        u = units[d.unit]
+        assert d.decision is not None
+        outcome.decision_quads += record.decision_quads(
+            d.decision, d.mention, sel, hashes[id(d)], u.context, started, ended)
+        if sel.llm is not None:  # mentions of one request share its prompt and token counts
+            llm_requests[sel.llm.prompt_sha256] = (sel.llm.tokens_in, sel.llm.tokens_out)
+    outcome.llm_calls = len(llm_requests)
+    outcome.tokens_in = sum(t[0] for t in llm_requests.values())
+    outcome.tokens_out = sum(t[1] for t in llm_requests.values())
+    return outcome
+
+
+def _within(m: Mention, offset: int) -> Mention:
+    """``m`` with offsets into its unit's context (``offset``: where the context starts)."""
+    return m if offset == 0 else replace(m, start=m.start - offset, end=m.end - offset)

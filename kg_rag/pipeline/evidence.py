@@ -1,0 +1,136 @@
+"""What the store knows about candidate senses, fetched with two batched SPARQL queries.
+
+:func:`fetch_evidence` returns one :class:`~kg_rag.model.SenseEvidence` per candidate: sense-level
+evidence (dictionary definitions and examples, usage/register notes, translations) from
+``select-sense-evidence`` and concept-level evidence (definitions, examples, scope notes, labels and
+lemmas in all languages, neighbour concepts) from ``select-concept-evidence``. Concept evidence is
+shared by every mention that can mean the concept, so it is kept in a per-store LRU cache.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from pyoxigraph import Literal, NamedNode
+
+from kg_rag.cache import PerStore
+from kg_rag.model import Candidate, LangText, SenseEvidence
+from kg_rag.store import Store, Values
+from kg_rag.text.normalise import base_language, nfc
+
+log = logging.getLogger(__name__)
+
+BATCH = 400            # IRIs per VALUES block
+CACHE_SIZE = 20_000    # concepts kept per store
+
+
+@dataclass(frozen=True, slots=True)
+class ConceptEvidence:
+    definitions: tuple[LangText, ...] = ()
+    examples: tuple[LangText, ...] = ()
+    labels: tuple[LangText, ...] = ()
+    usage: tuple[LangText, ...] = ()
+    neighbours: tuple[str, ...] = ()
+
+
+@dataclass(slots=True)
+class _Parts:
+    definitions: dict[LangText, None]
+    examples: dict[LangText, None]
+    labels: dict[LangText, None]
+    usage: dict[LangText, None]
+    translations: dict[LangText, None]
+    neighbours: dict[str, None]
+
+    @classmethod
+    def new(cls) -> _Parts:
+        return cls({}, {}, {}, {}, {}, {})
+
+
+_CACHES: PerStore[str, ConceptEvidence] = PerStore(CACHE_SIZE)
+
+
+def clear_cache(store: Store) -> None:
+    """Forget cached concept evidence (after loading or dropping a source)."""
+    _CACHES.clear(store)
+
+
+def _text(term: object) -> LangText:
+    if isinstance(term, Literal):
+        return LangText(nfc(term.value), base_language(term.language))
+    if isinstance(term, NamedNode):  # e.g. lexinfo:register values: keep the local name
+        v = term.value
+        return LangText(v.rsplit("#", 1)[-1].rsplit("/", 1)[-1], "")
+    return LangText(nfc(str(term)), "")
+
+
+def _add(parts: _Parts, kind: str, term: object) -> None:
+    if kind == "neighbour":
+        if isinstance(term, NamedNode):
+            parts.neighbours.setdefault(term.value, None)
+        return
+    bucket = {"definition": parts.definitions, "example": parts.examples, "label": parts.labels,
+              "usage": parts.usage, "translation": parts.translations}.get(kind)
+    if bucket is None:
+        raise ValueError(f"unknown evidence kind {kind}")
+    t = _text(term)
+    if t.text:
+        bucket.setdefault(t, None)
+
+
+def _chunks(items: Sequence[str], n: int) -> Iterable[Sequence[str]]:
+    for i in range(0, len(items), n):
+        yield items[i : i + n]
+
+
+def concept_evidence(store: Store, concepts: Iterable[str]) -> dict[str, ConceptEvidence]:
+    """Concept-level evidence for each IRI (cached)."""
+    cache = _CACHES.of(store)
+    out, missing = cache.split(concepts)
+    for chunk in _chunks(missing, BATCH):
+        parts = {c: _Parts.new() for c in chunk}
+        rows = store.select("select-concept-evidence",
+                            values=Values.column("concept", [NamedNode(c) for c in chunk]))
+        for r in rows:
+            _add(parts[r["concept"].value], r["kind"].value, r["text"])
+        for c, p in parts.items():
+            ev = ConceptEvidence(tuple(p.definitions), tuple(p.examples), tuple(p.labels),
+                                 tuple(p.usage), tuple(n for n in p.neighbours if n != c))
+            cache.put(c, ev)
+            out[c] = ev
+    return out
+
+
+def _sense_parts(store: Store, senses: Sequence[str]) -> dict[str, _Parts]:
+    parts = {s: _Parts.new() for s in senses}
+    for chunk in _chunks(senses, BATCH):
+        rows = store.select("select-sense-evidence",
+                            values=Values.column("sense", [NamedNode(s) for s in chunk]))
+        for r in rows:
+            _add(parts[r["sense"].value], r["kind"].value, r["text"])
+    return parts
+
+
+def fetch_evidence(store: Store, candidates: Sequence[Candidate]) -> tuple[SenseEvidence, ...]:
+    """One :class:`SenseEvidence` per candidate, in order (two batched queries, cached concepts)."""
+    senses = list(dict.fromkeys(c.sense for c in candidates if c.sense))
+    by_sense = _sense_parts(store, senses) if senses else {}
+    by_concept = concept_evidence(store, [c.concept for c in candidates])
+    out = []
+    for cand in candidates:
+        ce = by_concept[cand.concept]
+        sp = by_sense.get(cand.sense) if cand.sense else None
+        if sp is None:
+            sp = _Parts.new()
+        out.append(SenseEvidence(
+            candidate=cand,
+            definitions=tuple(sp.definitions) + ce.definitions,
+            examples=tuple(sp.examples) + ce.examples,
+            labels=ce.labels,
+            translations=tuple(sp.translations),
+            usage=tuple(sp.usage) + ce.usage,
+            neighbours=ce.neighbours,
+        ))
+    return tuple(out)

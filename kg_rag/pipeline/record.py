@@ -1,0 +1,197 @@
+"""Deterministic IRIs and the RDF of documents, annotations and sense-selection decisions.
+
+The shape of everything written here is ``ontology/DATA-MODEL.md``; the SHACL shapes check it.
+IRIs are content hashes, so a retried write is idempotent and an identical decision is found
+again instead of being recomputed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import urllib.parse
+from collections.abc import Iterable
+from datetime import datetime, timezone
+
+from pyoxigraph import Literal, NamedNode, Quad
+
+from kg_rag.model import Agent, Mention, Selection
+from kg_rag.namespaces import DCT, DECISIONS_GRAPH, ID, KGR, OA, PROV, RDF, RDFS, XSD
+from kg_rag.text.normalise import match_key
+
+
+def sha256(*parts: object) -> str:
+    h = hashlib.sha256()
+    for p in parts:
+        h.update(str(p).encode("utf-8"))
+        h.update(b"\x1f")
+    return h.hexdigest()
+
+
+def doc_iri(doc_id: str) -> NamedNode:
+    return NamedNode(ID + "doc/" + urllib.parse.quote(doc_id, safe=""))
+
+
+def question_iri(text: str, lang: str, wsd: str) -> NamedNode:
+    return NamedNode(ID + "question/" + sha256(text, lang, wsd)[:32])
+
+
+def agent_iri(agent: Agent) -> NamedNode:
+    tail = agent.name + "/" + urllib.parse.quote(agent.version, safe="")
+    if agent.model:
+        tail += "/" + urllib.parse.quote(agent.model, safe="")
+    return NamedNode(ID + "agent/" + tail)
+
+
+def context_hash(context: str, lang: str) -> str:
+    return sha256(context, lang)
+
+
+def decision_iri(agent: Agent, mention: Mention, ctx_hash: str, offset: int = 0) -> NamedNode:
+    """The IRI of deciding ``mention`` in a context (its hash); ``offset``: where the context
+    starts in the mention's text — the position within the context is part of the identity (one
+    word used twice in a passage, as a verb and as a noun, gets two decisions)."""
+    ids = sorted(c.id for c in mention.candidates)
+    digest = sha256(agent.name, agent.version, agent.model or "", match_key(mention.text),
+                    mention.lang, *ids, ctx_hash, mention.start - offset, mention.end - offset)
+    return NamedNode(ID + "decision/" + digest[:32])
+
+
+def annotation_iri(owner: NamedNode, mention: Mention) -> NamedNode:
+    return NamedNode(ID + "ann/" + sha256(owner.value, mention.start, mention.end,
+                                          *mention.concepts)[:24])
+
+
+def now() -> Literal:
+    return Literal(datetime.now(timezone.utc).isoformat(timespec="milliseconds"),
+                   datatype=XSD.dateTime)
+
+
+def _int(v: int) -> Literal:
+    return Literal(str(int(v)), datatype=XSD.integer)
+
+
+def _dec(v: float) -> Literal:
+    return Literal(f"{float(v):.6f}", datatype=XSD.decimal)
+
+
+def decision_quads(iri: NamedNode, mention: Mention, selection: Selection, ctx_hash: str,
+                   context: str, started: Literal, ended: Literal) -> list[Quad]:
+    g = DECISIONS_GRAPH
+    a = agent_iri(selection.agent)
+    q = [
+        Quad(iri, RDF.type, KGR.SenseSelection, g),
+        Quad(iri, RDF.type, PROV.Activity, g),
+        Quad(iri, PROV.wasAssociatedWith, a, g),
+        Quad(iri, PROV.startedAtTime, started, g),
+        Quad(iri, PROV.endedAtTime, ended, g),
+        Quad(iri, KGR.mentionText, Literal(mention.text, language=mention.lang or None), g)
+        if mention.lang else Quad(iri, KGR.mentionText, Literal(mention.text), g),
+        Quad(iri, KGR.contextHash, Literal(ctx_hash), g),
+        Quad(iri, KGR.contextText, Literal(context), g),
+        Quad(iri, KGR.confidence, _dec(max(0.0, min(1.0, selection.confidence))), g),
+        Quad(iri, KGR.status, Literal("resolved" if selection.resolved else "unresolved"), g),
+        Quad(a, RDF.type, PROV.SoftwareAgent, g),
+        Quad(a, RDFS.label, Literal(f"kg-rag {selection.agent.name} selector"), g),
+        Quad(a, KGR.version, Literal(selection.agent.version), g),
+    ]
+    if selection.agent.model:
+        q.append(Quad(a, KGR.model, Literal(selection.agent.model), g))
+    if selection.agent.endpoint_host:
+        q.append(Quad(a, KGR.endpointHost, Literal(selection.agent.endpoint_host), g))
+    if selection.reason:
+        q.append(Quad(iri, KGR.reason, Literal(selection.reason), g))
+    scores = dict(selection.scores)
+    ranked = sorted(mention.candidates, key=lambda c: -scores.get(c.id, 0.0))
+    for rank, cand in enumerate(ranked, 1):
+        node = NamedNode(iri.value + "#c" + sha256(cand.id)[:12])
+        q += [
+            Quad(iri, KGR.candidate, node, g),
+            Quad(node, RDF.type, KGR.Candidate, g),
+            Quad(node, KGR.concept, NamedNode(cand.concept), g),
+            Quad(node, KGR.score, _dec(scores.get(cand.id, 0.0)), g),
+            Quad(node, KGR.rank, _int(rank), g),
+        ]
+        if cand.sense:
+            q.append(Quad(node, KGR.sense, NamedNode(cand.sense), g))
+    if selection.chosen is not None:
+        q.append(Quad(iri, KGR.chosenConcept, NamedNode(selection.chosen.concept), g))
+        if selection.chosen.sense:
+            q.append(Quad(iri, KGR.chosenSense, NamedNode(selection.chosen.sense), g))
+    if selection.llm is not None:
+        t = selection.llm
+        q += [
+            Quad(iri, KGR.promptTemplate, Literal(t.template), g),
+            Quad(iri, KGR.promptSha256, Literal(t.prompt_sha256), g),
+            Quad(iri, KGR.tokensIn, _int(t.tokens_in), g),
+            Quad(iri, KGR.tokensOut, _int(t.tokens_out), g),
+            Quad(iri, KGR.latencyMs, _dec(t.latency_ms), g),
+        ]
+        if t.rationale:
+            q.append(Quad(iri, KGR.rationale, Literal(t.rationale), g))
+    return q
+
+
+def annotation_quads(owner: NamedNode, graph: NamedNode, passage: NamedNode | None,
+                     mention: Mention, chosen: Iterable[str], decision: NamedNode | None,
+                     reused: bool) -> list[Quad]:
+    """The oa:Annotation of one mention in ``owner`` (a document or question)."""
+    a = annotation_iri(owner, mention)
+    t = NamedNode(a.value + "#t")
+    pos = NamedNode(a.value + "#pos")
+    quote = NamedNode(a.value + "#quote")
+    g = graph
+    q = [
+        Quad(a, RDF.type, OA.Annotation, g),
+        Quad(a, OA.hasTarget, t, g),
+        Quad(t, RDF.type, OA.SpecificResource, g),
+        Quad(t, OA.hasSource, owner, g),
+        Quad(t, OA.hasSelector, pos, g),
+        Quad(t, OA.hasSelector, quote, g),
+        Quad(pos, RDF.type, OA.TextPositionSelector, g),
+        Quad(pos, OA.start, _int(mention.start), g),
+        Quad(pos, OA.end, _int(mention.end), g),
+        Quad(quote, RDF.type, OA.TextQuoteSelector, g),
+        Quad(quote, OA.exact, Literal(mention.text), g),
+        Quad(a, KGR.matchedBy, Literal(",".join(sorted({c.matched_by for c in mention.candidates}))), g),
+    ]
+    if passage is not None:
+        q.append(Quad(a, KGR.passage, passage, g))
+    for c in mention.concepts:
+        q.append(Quad(a, KGR.candidateConcept, NamedNode(c), g))
+    for c in chosen:
+        q.append(Quad(a, OA.hasBody, NamedNode(c), g))
+    if decision is not None:
+        q.append(Quad(a, KGR.decision, decision, g))
+        if reused:
+            q.append(Quad(a, KGR.decisionReused, Literal("true", datatype=XSD.boolean), g))
+    return q
+
+
+def text_owner_quads(iri: NamedNode, kind: NamedNode, ident: str, text: str, lang: str,
+                     title: str, source: str) -> list[Quad]:
+    g = iri
+    q = [
+        Quad(iri, RDF.type, kind, g),
+        Quad(iri, DCT.identifier, Literal(ident), g),
+        Quad(iri, DCT.language, Literal(lang or "und"), g),
+        Quad(iri, KGR.text, Literal(text), g),
+        Quad(iri, KGR.sha256, Literal(sha256(text)), g),
+        Quad(iri, PROV.generatedAtTime, now(), g),
+    ]
+    if title:
+        q.append(Quad(iri, DCT.title, Literal(title), g))
+    if source:
+        q.append(Quad(iri, DCT.source, Literal(source), g))
+    return q
+
+
+def passage_quads(owner: NamedNode, index: int, start: int, end: int, lang: str) -> tuple[NamedNode, list[Quad]]:
+    p = NamedNode(f"{owner.value}#p{index}")
+    g = owner
+    return p, [
+        Quad(p, RDF.type, KGR.Passage, g),
+        Quad(p, DCT.isPartOf, owner, g),
+        Quad(p, KGR.start, _int(start), g),
+        Quad(p, KGR.end, _int(end), g),
+        Quad(p, DCT.language, Literal(lang or "und"), g),
+    ]

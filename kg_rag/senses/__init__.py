@@ -1,0 +1,15 @@
+"""Sense selection: a :class:`SenseSelector` chooses among a mention's candidate senses.
+
+- :mod:`.base` — the interface; :mod:`.factory` — the selector a mode names;
+- :mod:`.knowledge` — the offline knowledge-based selector and its signals;
+- :mod:`.llm` — the paper's method: a chat model prompted with the dictionary senses;
+- :mod:`.fallback` — one selector standing in when another cannot work;
+- :mod:`.baselines` — first sense and random, for evaluation.
+"""
+
+from __future__ import annotations
+
+from kg_rag.senses.base import SenseSelector
+from kg_rag.senses.factory import MODES, make_selector
+
+__all__ = ["MODES", "SenseSelector", "make_selector"]

@@ -1,0 +1,399 @@
+"""The concept graph and gloss index used by the knowledge-based selector.
+
+Loaded once per store with three queries (``select-concept-edges``, ``select-concept-glosses``,
+``select-lemma-concepts``), kept in memory, and cached on disk under ``~/.cache/kg-rag/`` keyed by
+a hash of the catalog graph (what is loaded), so a second process starts in a second.
+
+* edges: WordNet synset relations and SKOS broader/narrower/related, undirected, plus ``gloss``
+  edges from a concept to the monosemous words of its definition (eXtended WordNet-like);
+* glosses: the content-word lemmas of each concept's definitions and examples;
+* lemmas: every (language, lemma) of the dictionaries with the concepts it can mean.
+
+:meth:`KnowledgeBase.ppr` runs Personalized PageRank (Agirre & Soroa 2009) for many
+personalisation vectors at once with ``scipy.sparse`` power iteration.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import os
+import threading
+import time
+import weakref
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import scipy.sparse as sp
+from pyoxigraph import Literal
+
+from kg_rag.senses.knowledge.lesk import words
+from kg_rag.store import Store
+from kg_rag.text.normalise import base_language
+
+log = logging.getLogger(__name__)
+
+CACHE_FORMAT = "kb-3"
+#: small knowledge bases (tests, demos) build in milliseconds: only large ones go to disk
+DISK_CACHE_MIN_NODES = 5_000
+#: relations left out of the PPR graph (measured on semeval2007: they add noise, see knowledge.py)
+DEFAULT_SKIP: frozenset[str] = frozenset()
+
+
+def cache_dir() -> Path:
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "kg-rag"
+
+
+def _pack(strings: Sequence[str]) -> np.ndarray:
+    return np.frombuffer("\n".join(strings).encode("utf-8"), dtype=np.uint8)
+
+
+def _unpack(arr: np.ndarray) -> list[str]:
+    if arr.size == 0:
+        return []
+    return bytes(arr).decode("utf-8").split("\n")
+
+
+@dataclass(slots=True)
+class KnowledgeBase:
+    nodes: list[str]
+    edge_src: np.ndarray            # int32 node index
+    edge_dst: np.ndarray
+    edge_rel: np.ndarray            # int16 index into rel_names
+    rel_names: list[str]
+    vocab: list[str]                # gloss words
+    gloss_ptr: np.ndarray           # CSR over nodes → gloss word ids
+    gloss_ids: np.ndarray
+    lemma_keys: list[str]           # "lang:key"
+    lemma_ptr: np.ndarray           # CSR over lemma keys → (node, rank)
+    lemma_nodes: np.ndarray
+    lemma_ranks: np.ndarray
+    index: dict[str, int] = field(default_factory=dict)
+    lemma_index: dict[str, int] = field(default_factory=dict)
+    word_index: dict[str, int] = field(default_factory=dict)
+    _matrices: dict[frozenset[str], sp.csr_matrix] = field(default_factory=dict)
+    _inv: dict[int, list[str]] | None = None
+    _first: dict[int, tuple[int, ...]] | None = None
+    _cited: tuple[np.ndarray, np.ndarray] | None = None
+    idf: np.ndarray | None = None
+    df: np.ndarray | None = None
+    cache: dict[str, object] = field(default_factory=dict)  # derived tables (kg_rag.senses.knowledge.prior)
+
+    def __post_init__(self) -> None:
+        self.index = {n: i for i, n in enumerate(self.nodes)}
+        self.lemma_index = {k: i for i, k in enumerate(self.lemma_keys)}
+        self.word_index = {w: i for i, w in enumerate(self.vocab)}
+        df = np.bincount(self.gloss_ids, minlength=len(self.vocab)).astype(np.float64) \
+            if len(self.vocab) else np.zeros(0)
+        self.idf = np.log((len(self.nodes) + 1) / (df + 0.5))
+        self.df = df
+
+    # --- lookups --------------------------------------------------------------------------
+    def count(self, word: str) -> int:
+        """How many concepts' definitions and examples use ``word`` (a gloss-corpus frequency)."""
+        j = self.word_index.get(word)
+        return int(self.df[j]) if j is not None and self.df is not None else 0
+
+    def gloss(self, node: int) -> np.ndarray:
+        return self.gloss_ids[self.gloss_ptr[node] : self.gloss_ptr[node + 1]]
+
+    def concepts_of(self, lang: str, key: str) -> list[tuple[int, int]]:
+        """(node, sense rank) of every concept the lemma ``key`` can mean in ``lang``."""
+        i = self.lemma_index.get(f"{lang}:{key}")
+        if i is None:
+            return []
+        a, b = self.lemma_ptr[i], self.lemma_ptr[i + 1]
+        return list(zip(self.lemma_nodes[a:b].tolist(), self.lemma_ranks[a:b].tolist(), strict=True))
+
+    def lemmas_of(self, node: int) -> list[str]:
+        """The "lang:key" lemmas that can mean ``node`` (built lazily)."""
+        inv = self._lemmas_by_node()
+        return inv.get(node, [])
+
+    def _lemmas_by_node(self) -> dict[int, list[str]]:
+        if self._inv is None:
+            inv: dict[int, list[str]] = {}
+            for k, key in enumerate(self.lemma_keys):
+                for n in self.lemma_nodes[self.lemma_ptr[k] : self.lemma_ptr[k + 1]].tolist():
+                    inv.setdefault(n, []).append(key)
+            self._inv = inv
+        return self._inv
+
+    def gloss_links(self, node: int, limit: int = 300) -> set[int]:
+        """Gloss relations approximated with first senses (a cheap stand-in for eXtended
+        WordNet's disambiguated glosses): the most frequent senses of the English words of
+        ``node``'s glosses, and the concepts whose glosses use a word whose first sense is ``node``."""
+        if self._first is None:
+            self._build_gloss_links()
+        assert self._first is not None and self._cited is not None
+        out: set[int] = set()
+        for wid in self.gloss(node).tolist():
+            out.update(self._first.get(wid, ()))
+        a, b = self._cited[0][node], self._cited[0][node + 1]
+        out.update(self._cited[1][a : min(b, a + limit)].tolist())
+        out.discard(node)
+        return out
+
+    def _build_gloss_links(self) -> None:
+        first: dict[int, tuple[int, ...]] = {}
+        for k, key in enumerate(self.lemma_keys):
+            if not key.startswith("en:"):
+                continue
+            wid = self.word_index.get(key[3:])
+            if wid is None:
+                continue
+            a, b = self.lemma_ptr[k], self.lemma_ptr[k + 1]
+            ranks = self.lemma_ranks[a:b].tolist()
+            best = min(ranks)
+            first[wid] = tuple(n for n, r in zip(self.lemma_nodes[a:b].tolist(), ranks, strict=True)
+                               if r == best)
+        # inverse: which concepts' glosses cite each first sense (CSR over nodes)
+        n = len(self.nodes)
+        counts = np.diff(self.gloss_ptr)
+        owners = np.repeat(np.arange(n, dtype=np.int32), counts)
+        src: list[np.ndarray] = []
+        dst: list[np.ndarray] = []
+        by_wid = np.full(len(self.vocab), -1, dtype=np.int64)
+        multi: list[tuple[int, tuple[int, ...]]] = []
+        for wid, nodes in first.items():
+            if len(nodes) == 1:
+                by_wid[wid] = nodes[0]
+            else:
+                multi.append((wid, nodes))
+        t = by_wid[self.gloss_ids]
+        keep = t >= 0
+        src.append(t[keep])
+        dst.append(owners[keep])
+        by_word = np.argsort(self.gloss_ids, kind="stable")
+        sorted_ids = self.gloss_ids[by_word]
+        for wid, nodes in multi:
+            lo, hi = np.searchsorted(sorted_ids, [wid, wid + 1])
+            who = owners[by_word[lo:hi]]
+            for node in nodes:
+                src.append(np.full(len(who), node, dtype=np.int64))
+                dst.append(who.astype(np.int64))
+        s_all = np.concatenate(src) if src else np.zeros(0, dtype=np.int64)
+        d_all = np.concatenate(dst) if dst else np.zeros(0, dtype=np.int64)
+        order = np.argsort(s_all, kind="stable")
+        ptr = np.zeros(n + 1, dtype=np.int64)
+        np.add.at(ptr, s_all + 1, 1)
+        self._cited = (np.cumsum(ptr), d_all[order].astype(np.int32))
+        self._first = first
+
+    def neighbours(self, node: int, skip: frozenset[str] = DEFAULT_SKIP) -> np.ndarray:
+        m = self.matrix(skip)
+        out: np.ndarray = m.indices[m.indptr[node] : m.indptr[node + 1]]
+        return out
+
+    # --- personalized PageRank --------------------------------------------------------------
+    def matrix(self, skip: frozenset[str] = DEFAULT_SKIP) -> sp.csr_matrix:
+        """Row-normalised adjacency (undirected, duplicate edges merged) without ``skip`` relations."""
+        m = self._matrices.get(skip)
+        if m is None:
+            keep = np.ones(len(self.edge_src), dtype=bool)
+            for r in skip:
+                if r in self.rel_names:
+                    keep &= self.edge_rel != self.rel_names.index(r)
+            s, d = self.edge_src[keep], self.edge_dst[keep]
+            n = len(self.nodes)
+            a = sp.coo_matrix((np.ones(2 * len(s), dtype=np.float32),
+                               (np.concatenate([s, d]), np.concatenate([d, s]))), shape=(n, n)).tocsr()
+            a.data[:] = 1.0  # merge parallel edges
+            deg = np.asarray(a.sum(axis=1)).ravel()
+            deg[deg == 0] = 1.0
+            m = sp.diags((1.0 / deg).astype(np.float32)) @ a
+            m = m.T.tocsr().astype(np.float32)  # column-stochastic: r' = M r
+            self._matrices[skip] = m
+        return m
+
+    def ppr(self, seeds: Sequence[dict[int, float]], damping: float = 0.85, iterations: int = 20,
+            skip: frozenset[str] = DEFAULT_SKIP, targets: Sequence[int] = (),
+            hops: int | None = None) -> dict[int, np.ndarray]:
+        """Personalized PageRank, one column per seed vector (normalised to sum 1); returns the
+        rank of each node of ``targets`` (one value per column).
+
+        With ``hops`` the walk is restricted to the nodes within that many edges of a seed or a
+        target (a local subgraph: much faster, and the mass that would leave it is small)."""
+        m = self.matrix(skip)
+        k = len(seeds)
+        local: np.ndarray | None = None
+        if hops is not None:
+            mask = np.zeros(len(self.nodes), dtype=np.float32)
+            for s in seeds:
+                mask[list(s)] = 1.0
+            mask[list(targets)] = 1.0
+            for _ in range(hops):
+                mask = np.maximum(mask, (m @ mask > 0).astype(np.float32))
+            nodes = np.flatnonzero(mask)
+            m = m[nodes][:, nodes].tocsr()
+            local = np.full(len(self.nodes), -1, dtype=np.int64)
+            local[nodes] = np.arange(len(nodes))
+        n = m.shape[0]
+        v = np.zeros((n, k), dtype=np.float32)
+        for j, s in enumerate(seeds):
+            tot = sum(s.values())
+            for i, w in s.items():
+                if tot > 0:
+                    v[int(local[i]) if local is not None else i, j] += w / tot
+        r = v.copy()
+        teleport = (1 - damping) * v
+        for _ in range(iterations):
+            r = m @ r
+            r *= damping
+            r += teleport
+        out: dict[int, np.ndarray] = {}
+        for t in targets:
+            at = int(local[t]) if local is not None else t
+            out[t] = r[at] if at >= 0 else np.zeros(k, dtype=np.float32)
+        return out
+
+
+# --- building and caching -------------------------------------------------------------------
+def _catalog_key(store: Store) -> str:
+    h = hashlib.sha256(CACHE_FORMAT.encode())
+    for row in store.select("select-catalog-state"):
+        for k in ("g", "sha", "time", "triples"):
+            t = row.get(k)
+            h.update(b"\x1f" + (t.value.encode("utf-8") if t is not None else b"-"))
+        h.update(b"\x1e")
+    return h.hexdigest()[:24]
+
+
+def build(store: Store) -> KnowledgeBase:
+    t0 = time.perf_counter()
+    nodes: list[str] = []
+    index: dict[str, int] = {}
+
+    def idx(iri: str) -> int:
+        i = index.get(iri)
+        if i is None:
+            i = index[iri] = len(nodes)
+            nodes.append(iri)
+        return i
+
+    lemma_rows: dict[str, list[tuple[int, int]]] = {}
+    for r in store.select("select-lemma-concepts"):
+        key = r["key"]
+        lang = base_language(key.language) if isinstance(key, Literal) else ""
+        rank = int(r["rank"].value) if "rank" in r else 99
+        lemma_rows.setdefault(f"{lang}:{key.value}", []).append((idx(r["concept"].value), rank))
+    rel_names: list[str] = []
+    src: list[int] = []
+    dst: list[int] = []
+    rel: list[int] = []
+    for r in store.select("select-concept-edges"):
+        name = r["rel"].value
+        if name not in rel_names:
+            rel_names.append(name)
+        src.append(idx(r["a"].value))
+        dst.append(idx(r["b"].value))
+        rel.append(rel_names.index(name))
+    vocab: list[str] = []
+    word_ids: dict[str, int] = {}
+    glosses: dict[int, list[int]] = {}
+    for r in store.select("select-concept-glosses"):
+        text = r["text"]
+        lang = base_language(text.language) if isinstance(text, Literal) else ""
+        ids = glosses.setdefault(idx(r["concept"].value), [])
+        for w in words(text.value, lang or "en"):
+            wid = word_ids.get(w)
+            if wid is None:
+                wid = word_ids[w] = len(vocab)
+                vocab.append(w)
+            ids.append(wid)
+    # gloss edges: a concept to the only concept of each monosemous word of its definition
+    if "gloss" not in rel_names:
+        rel_names.append("gloss")
+    g = rel_names.index("gloss")
+    mono: dict[str, int] = {}
+    for key, cs in lemma_rows.items():
+        if key.startswith("en:") and len({c for c, _ in cs}) == 1:
+            mono[key[3:]] = cs[0][0]
+    for node, ids in glosses.items():
+        for wid in set(ids):
+            other = mono.get(vocab[wid])
+            if other is not None and other != node:
+                src.append(node)
+                dst.append(other)
+                rel.append(g)
+    n = len(nodes)
+    gptr = np.zeros(n + 1, dtype=np.int64)
+    flat: list[int] = []
+    for i in range(n):
+        ids = sorted(set(glosses.get(i, ())))
+        flat.extend(ids)
+        gptr[i + 1] = len(flat)
+    keys = sorted(lemma_rows)
+    lptr = np.zeros(len(keys) + 1, dtype=np.int64)
+    lnodes: list[int] = []
+    lranks: list[int] = []
+    for k, key in enumerate(keys):
+        for c, rk in sorted(lemma_rows[key], key=lambda x: x[1]):
+            lnodes.append(c)
+            lranks.append(rk)
+        lptr[k + 1] = len(lnodes)
+    kb = KnowledgeBase(
+        nodes, np.asarray(src, dtype=np.int32), np.asarray(dst, dtype=np.int32),
+        np.asarray(rel, dtype=np.int16), rel_names, vocab, gptr, np.asarray(flat, dtype=np.int32),
+        keys, lptr, np.asarray(lnodes, dtype=np.int32), np.asarray(lranks, dtype=np.int32))
+    log.info("knowledge base built: %d concepts, %d edges, %d gloss words in %.1fs",
+             n, len(src), len(vocab), time.perf_counter() - t0)
+    return kb
+
+
+def _save(kb: KnowledgeBase, path: Path) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".tmp.npz")
+    np.savez(tmp, nodes=_pack(kb.nodes), edge_src=kb.edge_src, edge_dst=kb.edge_dst,
+             edge_rel=kb.edge_rel, rel_names=_pack(kb.rel_names), vocab=_pack(kb.vocab),
+             gloss_ptr=kb.gloss_ptr, gloss_ids=kb.gloss_ids, lemma_keys=_pack(kb.lemma_keys),
+             lemma_ptr=kb.lemma_ptr, lemma_nodes=kb.lemma_nodes, lemma_ranks=kb.lemma_ranks)
+    os.replace(tmp, path)
+
+
+def _read(path: Path) -> KnowledgeBase:
+    with np.load(path, allow_pickle=False) as z:
+        return KnowledgeBase(
+            _unpack(z["nodes"]), z["edge_src"], z["edge_dst"], z["edge_rel"], _unpack(z["rel_names"]),
+            _unpack(z["vocab"]), z["gloss_ptr"], z["gloss_ids"], _unpack(z["lemma_keys"]),
+            z["lemma_ptr"], z["lemma_nodes"], z["lemma_ranks"])
+
+
+_LOADED: weakref.WeakKeyDictionary[Store, tuple[str, KnowledgeBase]] = weakref.WeakKeyDictionary()
+_LOCK = threading.Lock()
+
+
+def knowledge_base(store: Store, disk_cache: bool = True) -> KnowledgeBase:
+    """The knowledge base of ``store``: from memory, else the disk cache, else built and cached."""
+    with _LOCK:
+        key = _catalog_key(store)
+        hit = _LOADED.get(store)
+        if hit is not None and hit[0] == key:
+            return hit[1]
+        path = cache_dir() / f"wsd-{key}.npz"
+        kb: KnowledgeBase | None = None
+        if disk_cache and path.is_file():
+            try:
+                kb = _read(path)
+                log.info("knowledge base read from %s", path)
+            except (OSError, ValueError, KeyError) as e:
+                log.warning("ignoring the unreadable cache %s (%s); rebuilding it", path, e)
+        if kb is None:
+            kb = build(store)
+            if disk_cache and len(kb.nodes) >= DISK_CACHE_MIN_NODES:
+                try:
+                    _save(kb, path)
+                except OSError as e:
+                    log.warning("could not write the cache %s: %s", path, e)
+        _LOADED[store] = (key, kb)
+        return kb
+
+
+def seeds_from(pairs: Iterable[tuple[int, float]]) -> dict[int, float]:
+    out: dict[int, float] = {}
+    for i, w in pairs:
+        out[i] = out.get(i, 0.0) + w
+    return out

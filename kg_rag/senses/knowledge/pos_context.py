@@ -1,0 +1,192 @@
+"""Part of speech from the tokens around a mention (no tagger: the annotator has none).
+
+Raw text gives a word like "report" or "runs" candidates in several parts of speech. The words
+around it say which one is meant: after a determiner, possessive, preposition or number it is a
+noun; after a modal, ``to``, a subject pronoun or an auxiliary it is a verb; a determiner or an
+object pronoun after it makes a verb, ``of`` after it a noun; a form ending in ``-ed`` of a
+shorter lemma is a verb (or adjective), ``-ly`` an adverb. :func:`pos_distribution` turns those
+cues into a probability per part of speech; :func:`pos_evidence` gives each candidate the log of
+its part of speech's probability, which the knowledge selector adds with weight ``w.pos``
+(:data:`kg_rag.senses.knowledge.selector.DEFAULT_WEIGHTS`). Mentions whose candidates share one part of
+speech get none. The cues and their strengths were set by hand while reading the noun/verb
+errors on semeval2007's tokens (a development set; noun or verb right for 425 of its 455 instances).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+from kg_rag.model import Candidate, SelectionRequest
+from kg_rag.text import english
+from kg_rag.text.english import DETERMINERS, OBJECT_PRONOUNS, PREPOSITIONS, QUOTES, skippable
+
+POS = ("noun", "verb", "adjective", "adverb")
+
+_MODALS = frozenset("can could will would shall should may might must 'll 'd cannot ca wo".split())
+_SUBJECTS = frozenset("i we they he she who you".split())
+_DO = frozenset("do does did don't doesn't didn't".split())
+_HAVE = frozenset("have has had having 've 's".split())
+_BE = frozenset("be is are was were been being 're 'm am 's".split())
+_POSSESSIVES = frozenset("my your his its our their 's".split())
+_INTENSIFIERS = frozenset("very so too more most less least quite rather how".split())
+_FINITE = frozenset("is are was were has have had will would can could should may might must "
+                    "does did".split())
+_FREQUENCY = frozenset("seldom rarely sometimes usually almost hardly".split())
+_FUNCTION = frozenset("and or but nor not than as if so because when while where whether".split())
+_NUMBERS = frozenset("two three four five six seven eight nine ten dozen hundred thousand million "
+                     "billion first second third last next".split())
+_NOUN_LEFT = (DETERMINERS - {"that", "what", "which", "all", "both"}) | _POSSESSIVES | _NUMBERS
+_RELATIVES = frozenset("that which who".split())
+_SENTENCE_START = frozenset(". ! ? : ;".split())
+_PLURALS = ("men", "ren", "ves", "ice", "eet", "eeth", "ople", "ae", "i")
+_ADJ_SUFFIXES = ("al", "ous", "ive", "ful", "less", "able", "ible", "ic", "ary", "ish", "ant", "ent")
+
+#: log-odds a cue adds to a part of speech (hand-set; only their scale is tuned, by ``w.pos``)
+STRONG = 2.0
+MEDIUM = 1.0
+WEAK = 0.5
+
+
+def _left(context: str, start: int) -> tuple[str, str]:
+    """The previous token (adverbs skipped) and the one right before the mention."""
+    toks = english.before(context, start, 5)
+    adjacent = toks[-1] if toks else ""
+    j = len(toks) - 1
+    while j >= 0 and (skippable(toks[j]) or toks[j] in _FREQUENCY) and toks[j] not in _INTENSIFIERS:
+        j -= 1
+    return (toks[j] if j >= 0 else ""), adjacent
+
+
+def _right(context: str, end: int) -> tuple[str, str]:
+    toks = english.after(context, end, 4)
+    return (toks[0] if toks else ""), (toks[1] if len(toks) > 1 else "")
+
+
+def _inflected(surface: str, lemma: str) -> str:
+    """How ``surface`` inflects ``lemma``: ``ed``, ``ing``, ``s``, ``base`` or ``other``."""
+    s, b = (surface.lower().split(" ") or [""])[0], (lemma.lower().split(" ") or [""])[0]
+    if not b or s == b:
+        return "base"
+    if s.endswith("ing") and not b.endswith("ing"):
+        return "ing"
+    if s.endswith(("ed", "en")) or (s.endswith("d") and b.endswith("e")):
+        return "ed"
+    if s.endswith("s") and (s[:-1] == b or s[:-2] == b or s[:-3] + "y" == b):
+        return "s"
+    return "other"
+
+
+def pos_distribution(context: str, start: int, end: int, lemma: str = "") -> dict[str, float]:
+    """P(part of speech) of the word at ``context[start:end]`` (lemma: its base form, if known)."""
+    score = dict.fromkeys(POS, 0.0)
+    surface = context[start:end] if 0 <= start <= end <= len(context) else ""
+    word = surface.lower()
+    before, adjacent = _left(context, start)
+    after, after2 = _right(context, end)
+    form = _inflected(word, lemma or word)
+
+    def add(pos: str, v: float) -> None:
+        score[pos] += v
+
+    # --- left ------------------------------------------------------------------------------
+    if before in _NOUN_LEFT or (before[:1].isdigit()):
+        add("noun", STRONG)
+        add("adjective", MEDIUM)
+        if form == "ing":
+            add("verb", WEAK)   # "the running of", "a meeting" — still mostly nouns
+    elif before in PREPOSITIONS:
+        if form == "ing":
+            add("verb", STRONG)  # "by using", "of running"
+        else:
+            add("noun", STRONG)
+            add("adjective", WEAK)
+    elif before == "to":
+        add("verb" if form == "base" else "noun", MEDIUM)
+    elif before in _MODALS or before in _DO:
+        add("verb", STRONG)
+    elif before in _SUBJECTS:
+        add("verb", STRONG)
+    elif before == "it" or (before in _RELATIVES and form != "base"):
+        add("verb", MEDIUM)
+    elif before in _RELATIVES:
+        add("verb", WEAK)
+    elif before in _HAVE and form == "ed":
+        add("verb", STRONG)
+    elif before in _BE:
+        if form in ("ing", "ed", "other"):
+            add("verb", STRONG)
+            add("adjective", WEAK)
+        else:
+            add("adjective", MEDIUM)
+            add("noun", WEAK)
+    elif adjacent in _INTENSIFIERS:
+        add("adjective", MEDIUM)
+        add("adverb", WEAK)
+    elif before.endswith(_ADJ_SUFFIXES) and len(before) > 4:
+        add("noun", WEAK)
+    elif form == "base" and (not before or before in _SENTENCE_START):
+        add("verb", WEAK)  # imperative
+    elif form == "base" and before.endswith("s") and not before.endswith("ss") and len(before) > 3:
+        add("verb", WEAK)  # after a plural subject: "thieves walk"
+    elif form == "base" and adjacent != before:
+        add("verb", WEAK)  # an adverb between: "people not only lack", "flights always occur"
+    elif form == "base" and before.isalpha() and before not in _FUNCTION:
+        add("noun", MEDIUM)  # after a singular noun or an adjective: "jail sentence", "major support"
+    # --- right -----------------------------------------------------------------------------
+    if after in DETERMINERS - {"that", "what", "which"} or after in OBJECT_PRONOUNS - {"one", "it"}:
+        add("verb", MEDIUM)
+    elif after in ("of", "'s"):
+        add("noun", MEDIUM)
+    elif after in _FINITE and before not in _SUBJECTS:
+        add("noun", MEDIUM)  # the subject's head: "the report was"
+    elif after == "to" and after2 and after2 not in DETERMINERS:
+        add("verb", WEAK)
+    if surface[:1].isupper() and adjacent and adjacent not in _SENTENCE_START | QUOTES:
+        add("noun", MEDIUM)  # a capital inside a sentence: a name
+    # --- morphology ------------------------------------------------------------------------
+    if form == "ed":
+        add("verb", MEDIUM)
+        add("adjective", WEAK)
+    elif form == "ing":
+        add("verb", WEAK)
+    elif form == "other" and word.endswith(_PLURALS):
+        add("noun", WEAK)
+    elif form == "other":
+        add("verb", MEDIUM)  # irregular: "found", "made", "came" (irregular plurals are rarer)
+    elif form == "s":
+        add("noun", WEAK)
+    if word.endswith("ly") and len(word) > 4:
+        add("adverb", STRONG)
+    m = max(score.values())
+    z = sum(math.exp(v - m) for v in score.values())
+    return {p: math.exp(v - m) / z for p, v in score.items()}
+
+
+def _norm(pos: str | None) -> str:
+    p = pos or ""
+    return "adjective" if p.startswith("adjective") else p
+
+
+def mixed(cands: Sequence[Candidate]) -> bool:
+    """English candidates in more than one part of speech."""
+    kinds = {_norm(c.pos) for c in cands}
+    return len(kinds) > 1 and kinds <= set(POS) and all(c.lang in ("en", "") for c in cands)
+
+
+def pos_evidence(req: SelectionRequest) -> list[float] | None:
+    """Per candidate, log P(its part of speech | context) — None unless :func:`mixed`."""
+    cands = req.mention.candidates
+    if not mixed(cands):
+        return None
+    present = {_norm(c.pos) for c in cands}
+    out = []
+    cache: dict[str, dict[str, float]] = {}
+    for c in cands:
+        lemma = c.lemma or req.mention.text
+        dist = cache.get(lemma)
+        if dist is None:
+            dist = cache[lemma] = pos_distribution(req.context, req.mention.start, req.mention.end, lemma)
+        z = sum(dist[p] for p in present)
+        out.append(math.log(dist[_norm(c.pos)] / z))
+    return out

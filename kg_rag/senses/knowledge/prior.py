@@ -1,0 +1,80 @@
+"""Sense priors of the knowledge-based selector.
+
+* English (and any lexicon whose entries list their senses by frequency, ``kgr:senseRank``): the
+  rank prior ``log p(c) = -alpha * log(rank)``, applied in :func:`kg_rag.senses.knowledge.selector.combine`;
+* another language's lexicon (OMW lists an entry's senses in synset order, so its first sense
+  is a random one): the English frequency of the shared concept, estimated from the dictionary
+  alone. A concept's frequency is ``sum over its English lemmas l of (count(l) + 1) *
+  rank_l(c) ** -XL_RANK``: the lemma's frequency split over its senses by a steep Zipf decay of
+  the WordNet sense order. ``count(l)`` is the number of concepts whose definitions and examples
+  use ``l``: the dictionary's own text is the only corpus we have, and frequent words are used
+  more in it. A small dictionary's text is no corpus (in the demo, "wild" is used in 9 glosses
+  and "wilderness" in 2) and its lemmas no frequency list (inflected forms are lemmas too):
+  below ``MIN_CORPUS`` glossed concepts the prior is flat (1 for a concept with an English
+  lemma, 0 without), and the context decides.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import numpy as np
+
+from kg_rag.senses.knowledge.graph import KnowledgeBase
+
+#: chosen on semeval2013-dev es/fr (README "Evaluation"): English prior alone 67.6 / 64.9 F1
+#: (with polysemy ** 0.5 instead of the gloss count: 54.7 / 43.5)
+XL_RANK = 3.0
+#: glossed concepts below which gloss counts are no frequency estimate (OEWN: 120,000)
+MIN_CORPUS = 10_000
+
+
+def informed(kb: KnowledgeBase) -> bool:
+    """Is the dictionary big enough for its gloss counts to estimate English frequencies?
+    (Asked once per selection batch: cached with the knowledge base.)"""
+    hit = kb.cache.get("informed")
+    if isinstance(hit, bool):
+        return hit
+    out = int(np.count_nonzero(np.diff(kb.gloss_ptr))) >= MIN_CORPUS
+    kb.cache["informed"] = out
+    return out
+
+
+def english_frequencies(kb: KnowledgeBase) -> np.ndarray:
+    """The dictionary-estimated English frequency of every concept (0: no English lemma)."""
+    hit = kb.cache.get("english_frequencies")
+    if isinstance(hit, np.ndarray):
+        return hit
+    corpus = informed(kb)
+    f = np.zeros(len(kb.nodes), dtype=np.float64)
+    for k, key in enumerate(kb.lemma_keys):
+        if not key.startswith("en:"):
+            continue
+        a, b = kb.lemma_ptr[k], kb.lemma_ptr[k + 1]
+        best: dict[int, int] = {}  # a concept listed twice under one lemma counts once
+        for n, r in zip(kb.lemma_nodes[a:b].tolist(), kb.lemma_ranks[a:b].tolist(), strict=True):
+            best[n] = min(best.get(n, r), max(r, 1))
+        where = np.asarray(list(best), dtype=np.int64)
+        if not corpus:
+            f[where] = 1.0
+            continue
+        share = (kb.count(key[3:]) + 1) * np.asarray(list(best.values()), dtype=np.float64) ** -XL_RANK
+        np.add.at(f, where, share)
+    kb.cache["english_frequencies"] = f
+    return f
+
+
+def english_frequency(kb: KnowledgeBase, node: int) -> float:
+    return float(english_frequencies(kb)[node])
+
+
+def english_prior(kb: KnowledgeBase, nodes: Sequence[int | None], flat: bool = False) -> list[float]:
+    """Log English-frequency proxy of each candidate concept (unknown concepts: ``log 0.1``);
+    ``flat``: 1 for every concept with an English lemma, as below ``MIN_CORPUS``."""
+    f = english_frequencies(kb)
+    def freq(n: int | None) -> float:
+        if n is None:
+            return 0.0
+        return (1.0 if f[n] > 0 else 0.0) if flat else float(f[n])
+    return [math.log(freq(n) + 0.1) for n in nodes]

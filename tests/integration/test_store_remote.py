@@ -1,0 +1,280 @@
+"""RemoteStore against endpoints that misbehave: every failure is a StoreError, never a short result.
+
+A tiny stdlib HTTP server on loopback is scripted per URL path (``/<mode>/query``).
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import pytest
+from pyoxigraph import Literal, NamedNode, Quad
+
+import kg_rag.store.remote as remote_mod
+from kg_rag.errors import QueryError, StoreError
+from kg_rag.store import Change, RemoteStore
+from tests.support.oxigraph_server import free_port
+
+JSON_OK = b'{"head":{"vars":["g"]},"results":{"bindings":[{"g":{"type":"uri","value":"urn:g"}}]}}'
+MODES: dict[str, tuple[int, str, bytes]] = {
+    "ok": (200, "application/sparql-results+json", JSON_OK),
+    "partial": (206, "application/sparql-results+json", JSON_OK),
+    "html": (200, "text/html", b"<html>maintenance</html>"),
+    "truncated": (200, "application/sparql-results+json", JSON_OK[:40]),
+    "notdict": (200, "application/sparql-results+json", b"[1, 2]"),
+    "noresults": (200, "application/sparql-results+json", b'{"head":{}}'),
+    "badterm": (200, "application/sparql-results+json",
+                b'{"head":{"vars":["g"]},"results":{"bindings":[{"g":{"type":"weird","value":"x"}}]}}'),
+    "brokennt": (200, "application/n-triples", b"<urn:a> <urn:b> \"unterminated .\n"),
+    "error500": (500, "text/plain", b"internal error"),
+    "error503": (503, "text/plain", b"overloaded"),
+    "bad400": (400, "text/plain", b"Parser error"),
+}
+
+
+REQUESTS: list[tuple[str, str, str, bytes]] = []   # method, path, Accept, body
+
+
+class _Handler(BaseHTTPRequestHandler):
+    def log_message(self, *args: object) -> None:  # quiet
+        pass
+
+    def _answer(self) -> None:
+        length = int(self.headers.get("Content-Length") or 0)
+        REQUESTS.append((self.command, self.path, self.headers.get("Accept") or "",
+                         self.rfile.read(length) if length else b""))
+        mode = self.path.strip("/").split("/")[0]
+        if mode == "slow":
+            time.sleep(4)
+            mode = "ok"
+        if mode == "cut":   # promises more bytes than it sends, then closes the connection
+            self.send_response(200)
+            self.send_header("Content-Type", "application/sparql-results+json")
+            self.send_header("Content-Length", str(len(JSON_OK) + 100))
+            self.end_headers()
+            self.wfile.write(JSON_OK)
+            self.wfile.flush()
+            self.close_connection = True
+            return
+        status, ctype, body = MODES[mode]
+        self.send_response(status)
+        self.send_header("Content-Type", ctype)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    do_GET = do_POST = do_PUT = do_DELETE = _answer
+
+
+class _QuietServer(ThreadingHTTPServer):
+    def handle_error(self, request: object, client_address: object) -> None:
+        pass   # clients that gave up (timeouts) make the late answers fail: expected
+
+
+@pytest.fixture(scope="module")
+def bad_server() -> Iterator[str]:
+    server = _QuietServer(("127.0.0.1", 0), _Handler)
+    server.daemon_threads = True
+    server.block_on_close = False
+    t = threading.Thread(target=server.serve_forever, daemon=True)
+    t.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}"
+    server.shutdown()
+    server.server_close()
+
+
+def _store(base: str, mode: str, timeout: float = 5) -> RemoteStore:
+    return RemoteStore(f"{base}/{mode}/query", timeout=timeout)
+
+
+G = NamedNode("urn:g")
+
+
+def test_scripted_server_answers_well_formed(bad_server: str) -> None:
+    # the scripted server itself is fine: the same answer with status 200 is accepted
+    assert _store(bad_server, "ok").named_graphs() == [G]
+
+
+@pytest.mark.parametrize("mode,match", [
+    ("partial", "HTTP 206"),
+    ("html", "text/html"),
+    ("truncated", "truncated or broken"),
+    ("notdict", "not a SPARQL JSON result"),
+    ("noresults", "no results"),
+    ("badterm", "unknown term type"),
+    ("cut", "IncompleteRead"),
+    ("error500", "failed"),
+    ("error503", "503"),
+])
+def test_select_failures_are_store_errors(bad_server: str, mode: str, match: str) -> None:
+    with pytest.raises(StoreError, match=match):
+        _store(bad_server, mode).select("select-graph-names")
+
+
+def test_bad_request_is_a_query_error(bad_server: str) -> None:
+    with pytest.raises(QueryError):
+        _store(bad_server, "bad400").select("select-graph-names")
+    with pytest.raises(QueryError):
+        _store(bad_server, "bad400").execute_update("CLEAR ALL")
+
+
+@pytest.mark.parametrize("mode", ["partial", "html", "truncated", "notdict"])
+def test_ask_failures(bad_server: str, mode: str) -> None:
+    with pytest.raises(StoreError):
+        _store(bad_server, mode).ask("ask-statement")
+
+
+@pytest.mark.parametrize("mode", ["partial", "ok", "brokennt", "cut"])
+def test_construct_failures(bad_server: str, mode: str) -> None:
+    # "ok" answers JSON where N-Triples were asked for: a wrong media type
+    with pytest.raises(StoreError):
+        _store(bad_server, mode).construct("construct-graph", bind={"g": G})
+
+
+@pytest.mark.parametrize("mode", ["partial", "html", "cut"])
+def test_raw_query_failures(bad_server: str, mode: str) -> None:
+    with pytest.raises(StoreError):
+        _store(bad_server, mode).raw_query("SELECT * WHERE { ?s ?p ?o }", "json")
+
+
+def test_raw_query_wrong_media_type(bad_server: str) -> None:
+    # asked for CSV (or Turtle as the fallback), got JSON
+    with pytest.raises(StoreError, match="not text/csv or text/turtle"):
+        _store(bad_server, "ok").raw_query("SELECT * WHERE { ?s ?p ?o }", "csv")
+
+
+@pytest.mark.parametrize("mode", ["partial", "error500", "error503"])
+def test_update_failures(bad_server: str, mode: str) -> None:
+    with pytest.raises(StoreError):
+        _store(bad_server, mode).apply(Change(insert=[Quad(G, G, Literal("x"), G)]))
+
+
+@pytest.mark.parametrize("mode", ["error500", "bad400"])
+def test_graph_store_failures(bad_server: str, mode: str) -> None:
+    with pytest.raises(StoreError, match="Graph Store PUT"):
+        _store(bad_server, mode).load_graph(G, [Quad(G, G, Literal("x"))])
+
+
+def test_connection_refused() -> None:
+    port = free_port()   # nothing listens there
+    s = RemoteStore(f"http://127.0.0.1:{port}/query", timeout=2)
+    calls: list[Callable[[], object]] = [
+        lambda: s.select("select-graph-names"),
+        lambda: s.ask("ask-statement"),
+        lambda: s.construct("construct-graph"),
+        lambda: s.raw_query("ASK {}", "json"),
+        lambda: s.apply(Change(drop_graphs=[G])),
+        lambda: s.load_graph(G, [Quad(G, G, G)]),
+        s.named_graphs,
+    ]
+    for call in calls:
+        with pytest.raises(StoreError, match="cannot reach"):
+            call()
+
+
+def test_every_remote_call_times_out(bad_server: str) -> None:
+    s = _store(bad_server, "slow", timeout=1)
+    calls: list[Callable[[], object]] = [
+        lambda: s.select("select-graph-names"),
+        lambda: s.ask("ask-statement"),
+        lambda: s.construct("construct-graph"),
+        lambda: s.raw_query("ASK {}", "json"),
+        lambda: s.apply(Change(drop_graphs=[G])),
+        lambda: s.load_graph(G, [Quad(G, G, G)]),
+        lambda: s.drop_graph(G),
+    ]
+
+    def timed(call: Callable[[], object]) -> tuple[str, float]:
+        t0 = time.monotonic()
+        try:
+            call()
+        except StoreError as e:
+            return str(e), time.monotonic() - t0
+        return "no error", time.monotonic() - t0
+
+    with ThreadPoolExecutor(len(calls)) as pool:     # in parallel: ~2 s instead of ~8 s
+        outcomes = list(pool.map(timed, calls))
+    for message, seconds in outcomes:
+        assert "timeout 1s" in message
+        assert seconds < 3.5   # the server sleeps 4 s (load_graph waits twice: PUT, then DELETE)
+
+
+def test_every_request_carries_an_explicit_timeout(monkeypatch: pytest.MonkeyPatch,
+                                                   bad_server: str) -> None:
+    import SPARQLWrapper.Wrapper as wrapper_mod
+
+    seen: list[object] = []
+
+    def spy(real: Callable[..., object]) -> Callable[..., object]:
+        def call(req: object, *args: object, **kwargs: object) -> object:
+            seen.append(kwargs.get("timeout", args[1] if len(args) > 1 else None))
+            return real(req, *args, **kwargs)
+        return call
+
+    monkeypatch.setattr(wrapper_mod, "urlopener", spy(wrapper_mod.urlopener))
+    monkeypatch.setattr(remote_mod.urllib.request, "urlopen", spy(remote_mod.urllib.request.urlopen))
+    s = RemoteStore(f"{bad_server}/ok/query", timeout=7)
+    s.select("select-graph-names")
+    s.named_graphs()
+    with pytest.raises(StoreError):
+        s.construct("construct-graph")
+    s.load_graph(G, [Quad(G, G, G)])
+    assert len(seen) == 4 and all(t == 7 for t in seen)
+
+
+def test_endpoint_urls_are_derived_from_the_query_endpoint() -> None:
+    s = RemoteStore("http://127.0.0.1:7878/query")
+    assert (s.update_endpoint, s.store_endpoint) == ("http://127.0.0.1:7878/update",
+                                                     "http://127.0.0.1:7878/store")
+    s = RemoteStore("http://h/sparql/query/", update_endpoint="http://h/u")
+    assert (s.update_endpoint, s.store_endpoint) == ("http://h/u", "http://h/sparql/store")
+    s = RemoteStore("http://h/sparql")   # not oxigraph-style: the same URL for all three
+    assert s.update_endpoint == s.store_endpoint == "http://h/sparql"
+    with pytest.raises(StoreError, match="http"):
+        RemoteStore("file:///etc/passwd")
+
+
+def test_real_server_endpoints(oxigraph_url: str) -> None:
+    """The URLs the real `oxigraph serve` answers are the ones RemoteStore derives."""
+    s = RemoteStore(oxigraph_url, timeout=10)
+    g = NamedNode("urn:kgr-test:endpoints")
+    s.load_graph(g, [Quad(g, g, Literal("gsp"))])                   # /store
+    s.apply(Change(insert=[Quad(g, g, Literal("update"), g)]))       # /update
+    assert s.ask("ask-statement", bind={"o": Literal("update"), "g": g})   # /query
+    assert s.ask("ask-statement", bind={"o": Literal("gsp"), "g": g})
+    s.drop_graph(g)
+    assert g not in s.named_graphs()
+
+
+@pytest.mark.parametrize("comment", ["# Adding the kind here made it slower", "# DROP nothing",
+                                     "# CONSTRUCT-like words: Describe, ask, load"])
+def test_comments_do_not_change_the_request_form(oxigraph_url: str, comment: str) -> None:
+    """SPARQLWrapper guesses query vs update from the first keyword-like word, comments included."""
+    s = RemoteStore(oxigraph_url, timeout=10)
+    g = NamedNode("urn:kgr-test:comments")
+    s.execute_update(f"{comment}\n# SELECT is not what this is\n"
+                     f"INSERT DATA {{ GRAPH {g} {{ {g} {g} \"x\" }} }}")
+    body, media = s.raw_query(f"{comment}\nSELECT ?o WHERE {{ GRAPH {g} {{ ?s ?p ?o }} }}", "json")
+    assert media == "application/sparql-results+json" and b'"x"' in body
+    body, media = s.raw_query(f"{comment}\nCONSTRUCT {{ ?s ?p ?o }} WHERE {{ GRAPH {g} {{ ?s ?p ?o }} }}",
+                              "ntriples")
+    assert media == "application/n-triples" and b'"x"' in body
+    s.drop_graph(g)
+
+
+def test_requests_use_content_negotiation_only(bad_server: str) -> None:
+    REQUESTS.clear()
+    s = _store(bad_server, "ok")
+    s.select("select-graph-names")
+    with pytest.raises(StoreError):
+        s.raw_query("SELECT * WHERE { ?s ?p ?o }", "csv")
+    (m1, _, accept1, body1), (m2, _, accept2, body2) = REQUESTS
+    assert m1 == m2 == "POST"
+    assert accept1 == "application/sparql-results+json"
+    assert accept2 == "text/csv, text/turtle;q=0.1"
+    for body in (body1, body2):
+        assert body.startswith(b"query=") and b"format=" not in body and b"output=" not in body

@@ -1,0 +1,60 @@
+"""``make eval`` (kg_rag.eval.report): WSD and retrieval reports, tables and charts, on a tiny
+shared-data folder laid out like ../shared/data."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import shutil
+from pathlib import Path
+
+from kg_rag.eval.report import main
+from tests.support.paths import DATA
+
+SENTENCES = {
+    "s1": "They pulled the canoe up on the bank of the river.",
+    "s2": "The river bank was muddy after the rain.",
+    "s3": "She keeps her savings in the bank on the corner.",
+    "s4": "The bank lent money to the farmers.",
+}
+
+
+def shared_folder(root: Path) -> Path:
+    (root / "wordnet").mkdir(parents=True)
+    with gzip.open(root / "wordnet" / "english-wordnet-2025.xml.gz", "wb") as f:
+        f.write((DATA / "loaders" / "mini-lmf.xml").read_bytes())
+    (root / "wsd").mkdir()
+    shutil.copy(DATA / "wsd-tiny.data.xml", root / "wsd" / "semeval2007.data.xml")
+    shutil.copy(DATA / "wsd-tiny.gold.key.txt", root / "wsd" / "semeval2007.gold.key.txt")
+    beir = root / "retrieval" / "tiny-dev"
+    (beir / "qrels").mkdir(parents=True)
+    with (beir / "corpus.jsonl").open("w", encoding="utf-8") as f:
+        for i, t in SENTENCES.items():
+            f.write(json.dumps({"_id": i, "text": t, "metadata": {"lang": "en"}}) + "\n")
+    with (beir / "queries.jsonl").open("w", encoding="utf-8") as f:
+        for i in ("s1", "s3"):
+            s = SENTENCES[i].index("bank")
+            f.write(json.dumps({"_id": i, "text": SENTENCES[i],
+                                "metadata": {"lang": "en", "start": s, "end": s + 4}}) + "\n")
+    (beir / "qrels" / "test.tsv").write_text("query-id\tcorpus-id\tscore\ns1\ts2\t1\ns3\ts4\t1\n",
+                                             encoding="utf-8")
+    return root
+
+
+def test_report_writes_wsd_and_retrieval_tables_and_charts(tmp_path: Path) -> None:
+    shared = shared_folder(tmp_path / "shared")
+    out = tmp_path / "out"
+    assert main(["--shared", str(shared), "--store", str(tmp_path / "store"), "--out", str(out)]) == 0
+    wsd = (out / "wsd.md").read_text(encoding="utf-8")
+    assert "WSD on" in wsd and "| knowledge |" in wsd and "| first-sense |" in wsd and "| random |" in wsd
+    ret = (out / "retrieval.md").read_text(encoding="utf-8")
+    assert "## tiny-dev" in ret and "2 queries" in ret
+    for mode in ("none", "knowledge", "first-sense", "bm25"):
+        assert f"| {mode} |" in ret
+    for png in ("wsd.png", "retrieval.png"):
+        assert (out / png).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_report_without_wsd_data_says_what_to_pass(tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
+    assert main(["--shared", str(tmp_path), "--out", str(tmp_path / "out")]) == 2
+    assert "pass --shared" in capsys.readouterr().err

@@ -1,0 +1,93 @@
+"""Why a document answered a question (``explain(question, document=…)``) on the demo store:
+the links from the question's readings to the document's annotations, with what each counted —
+through the API, the CLI and the REST API over real HTTP."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from kg_rag.api import KnowledgeGraph
+from kg_rag.cli import main
+from kg_rag.errors import InputError, NotFoundError
+from kg_rag.resources import resource_path
+from tests.support.service_server import demo_store
+
+DEMO = resource_path("demo")
+CONCEPT = "https://w3id.org/kg-rag/demo/concept/"
+BIDI = set("\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
+BRANCHES = ("הפירות העמיסו על הבדים", (17, 22))   # the paper's first sentence: branches, not fabric
+
+
+@pytest.fixture(scope="module")
+def kg() -> KnowledgeGraph:
+    return KnowledgeGraph(demo_store())   # the demo, built once per test process
+
+
+def _doc_iri(kg: KnowledgeGraph, doc_id: str) -> str:
+    return next(d["iri"] for d in kg.documents() if d["id"] == doc_id)
+
+
+def test_a_result_is_explained_by_links_that_counted(kg: KnowledgeGraph) -> None:
+    a = kg.ask(BRANCHES[0], lang="he", focus=BRANCHES[1])
+    top = a.results[0]
+    ex = kg.explain(a.question_iri, document=top.doc_iri)
+    result = ex.summary["result"]
+    assert result["document"] == top.doc_iri
+    counted = [x for x in result["links"] if x["counted"] > 0]
+    assert counted, result
+    # the focus reading reaches the document: the chosen concept itself or one step from it
+    focus = [x for x in counted if x["question_mention"]["text"] == "הבדים"]
+    assert focus and focus[0]["question_concept"] == CONCEPT + "branch"
+    assert {x["document_concept"] for x in counted} <= {c.iri for c in top.concepts}
+    for x in result["links"]:
+        assert x["counted"] == pytest.approx(x["question_weight"] * x["expansion_weight"] * x["document_weight"],
+                                             abs=1e-6)
+        span = x["document_mention"]
+        assert top.doc_iri and span["end"] > span["start"] >= 0
+    text = ex.text()
+    assert "why it answered" in text and not (set(text) & BIDI)
+    # the graph behind it is RDF: the question's decision and the document's annotations
+    assert ex.turtle() and top.doc_iri in ex.jsonld()
+
+
+def test_a_document_of_the_other_sense_shows_why_it_did_not_count(kg: KnowledgeGraph) -> None:
+    a = kg.ask(BRANCHES[0], lang="he", focus=BRANCHES[1])
+    fabric = _doc_iri(kg, "he-sewing-fabric")
+    assert fabric not in {r.doc_iri for r in a.results}
+    links = kg.explain(a.question_iri, document=fabric).summary["result"]["links"]
+    # its "בד" was read as fabric by its own confident decision: the branch reading counts 0
+    bad = [x for x in links if x["question_concept"] == CONCEPT + "branch" and x["relation"] is None]
+    assert bad and all(x["counted"] == 0 for x in bad)
+    assert bad[0]["document_decision"]["chosen_concept"] == CONCEPT + "fabric"
+
+
+def test_bad_requests(kg: KnowledgeGraph) -> None:
+    a = kg.ask(BRANCHES[0], lang="he", focus=BRANCHES[1])
+    doc = a.results[0].doc_iri
+    with pytest.raises(InputError, match="not a question"):
+        kg.explain(doc, document=doc)
+    with pytest.raises(InputError, match="IRI"):
+        kg.explain(a.question_iri, document="he-olive-grove")
+    with pytest.raises(NotFoundError, match="not a result"):
+        kg.explain(a.question_iri, document="https://example.org/no-such-document")
+    with pytest.raises(NotFoundError):
+        kg.explain("https://example.org/no-such-question", document=doc)
+
+
+def test_cli_explain_document(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    store = str(tmp_path / "store")
+    assert main(["--store", store, "load", str(DEMO / "thesaurus.ttl"), str(DEMO / "dictionary.ttl")]) == 0
+    assert main(["--store", store, "index", str(DEMO / "documents")]) == 0
+    capsys.readouterr()
+    assert main(["--store", store, "ask", BRANCHES[0], "--lang", "he", "--focus", "17:22", "--json"]) == 0
+    answer = json.loads(capsys.readouterr().out)
+    q, doc = answer["question_iri"], answer["results"][0]["iri"]
+    assert main(["--store", store, "explain", q, "--document", doc, "--json"]) == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert summary["result"]["document"] == doc and summary["result"]["links"]
+    assert main(["--store", store, "explain", q, "--document", "nope"]) == 2
+    err = capsys.readouterr().err
+    assert "IRI" in err and err.count("\n") == 1

@@ -1,0 +1,68 @@
+"""fetch_evidence: sense and concept evidence in two batched queries, concepts cached."""
+
+from __future__ import annotations
+
+from pyoxigraph import Literal, NamedNode, Quad
+
+from kg_rag.model import Candidate, LangText
+from kg_rag.pipeline.evidence import _CACHES, clear_cache, fetch_evidence
+from kg_rag.store import Change, EmbeddedStore
+from tests.support.senses_fixture import EN, HE, ILI, bank_candidates, bd_candidates, load_fixture
+
+
+def test_evidence_per_candidate_in_order(mem_store: EmbeddedStore) -> None:
+    store = load_fixture(mem_store)
+    evs = fetch_evidence(store, bank_candidates())
+    assert [e.candidate for e in evs] == list(bank_candidates())
+    river = evs[1]
+    assert river.definitions == (LangText("sloping land beside a body of water such as a river", "en"),)
+    assert river.examples == (LangText("they pulled the canoe up on the bank", "en"),)
+    assert LangText("bank", "en") in river.labels
+    assert set(river.neighbours) == {ILI + "i3", ILI + "i21"}
+
+
+def test_hebrew_sense_gets_english_glosses_and_labels(mem_store: EmbeddedStore) -> None:
+    store = load_fixture(mem_store)
+    fabric, branch = fetch_evidence(store, bd_candidates())
+    assert branch.definitions[0].lang == "en" and "stem" in branch.definitions[0].text
+    assert {LangText("branch", "en"), LangText("בד", "he")} <= set(branch.labels)
+    assert LangText("fabric", "en") in fabric.labels
+
+
+def test_sense_level_evidence_and_translations(mem_store: EmbeddedStore) -> None:
+    store = load_fixture(mem_store)
+    g = NamedNode("https://w3id.org/kg-rag/id/source/fix-he")
+    s = NamedNode(HE + "bd-n-2")
+    t = NamedNode(HE + "tr-1")
+    vt = "http://www.w3.org/ns/lemon/vartrans#"
+    store.apply(Change(insert=[
+        Quad(s, NamedNode("http://www.w3.org/2004/02/skos/core#definition"), Literal("ענף של עץ", language="he"), g),
+        Quad(s, NamedNode("http://www.lexinfo.net/ontology/3.0/lexinfo#usageNote"), Literal("literary", language="en"), g),
+        Quad(t, NamedNode(vt + "source"), s, g),
+        Quad(t, NamedNode(vt + "target"), NamedNode(EN + "branch-n-1"), g),
+    ]))
+    _, branch = fetch_evidence(store, bd_candidates())
+    assert branch.definitions[0] == LangText("ענף של עץ", "he")
+    assert LangText("literary", "en") in branch.usage
+    assert LangText("branch", "en") in branch.translations
+
+
+def test_concept_evidence_is_cached(mem_store: EmbeddedStore) -> None:
+    store = load_fixture(mem_store)
+    clear_cache(store)
+    fetch_evidence(store, bank_candidates())
+    assert _CACHES.of(store).get(ILI + "i1") is not None
+    # a cached concept is not queried again: remove its definition and it is still served
+    g = NamedNode("https://w3id.org/kg-rag/id/source/fix-en")
+    store.apply(Change(delete=[Quad(NamedNode(ILI + "i1"), NamedNode("http://www.w3.org/2004/02/skos/core#definition"),
+                                    Literal("a financial institution that accepts deposits and lends money", language="en"), g)]))
+    assert fetch_evidence(store, bank_candidates())[0].definitions
+    clear_cache(store)
+    assert not fetch_evidence(store, bank_candidates())[0].definitions
+
+
+def test_candidate_without_sense_or_store_data(mem_store: EmbeddedStore) -> None:
+    store = load_fixture(mem_store)
+    [ev] = fetch_evidence(store, [Candidate("http://example.org/none")])
+    assert ev.definitions == () and ev.neighbours == ()
+    assert fetch_evidence(store, []) == ()

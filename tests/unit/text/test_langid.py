@@ -1,0 +1,74 @@
+"""Language identification: script shortcuts, the restricted classifier, paragraphs, codes."""
+
+from __future__ import annotations
+
+import pytest
+
+from kg_rag.errors import InputError
+from kg_rag.text.langid import (
+    SUPPORTED,
+    check_language,
+    detect,
+    detect_scored,
+    paragraphs,
+    segments,
+)
+
+SENTENCES = {
+    "he": "הפירות העמיסו על הבדים",
+    "ar": "ذهب الولد إلى المدرسة في الصباح الباكر",
+    "en": "The fruits weighed down the branches of the old trees in the garden.",
+    "de": "Die Früchte beugten die Zweige der alten Bäume im Garten.",
+    "fr": "Les fruits faisaient plier les branches des vieux arbres du jardin.",
+    "es": "Los frutos doblaban las ramas de los viejos árboles del jardín.",
+}
+
+
+@pytest.mark.parametrize("lang", sorted(SENTENCES))
+def test_detect_each_language(lang: str) -> None:
+    assert detect(SENTENCES[lang]) == lang
+
+
+def test_script_shortcut_is_certain() -> None:
+    assert detect_scored("גבר") == ("he", 1.0)
+    assert detect_scored("הַגֶּבֶר קָרָא בְּקוֹל") == ("he", 1.0)
+    assert detect_scored("كتاب") == ("ar", 1.0)
+    # a Hebrew sentence with one Latin word is still Hebrew
+    assert detect("הכנס של UNESCO בפריז") == "he"
+
+
+def test_short_text_takes_the_default() -> None:
+    assert detect("bank", default="de") == "de"
+    assert detect("ok?", default="fr") == "fr"
+    assert detect("12 34", default="es") == "es"
+    with pytest.raises(InputError, match="without letters"):
+        detect("12 34")
+    with pytest.raises(InputError):
+        detect("bank", default="klingon")
+
+
+def test_segments_of_a_mixed_document() -> None:
+    text = SENTENCES["en"] + "\n\n  \n" + SENTENCES["he"] + "\n\n" + SENTENCES["de"] + "\n"
+    segs = segments(text)
+    assert [lang for _, _, lang in segs] == ["en", "he", "de"]
+    assert [text[s:e] for s, e, _ in segs] == [SENTENCES["en"], SENTENCES["he"], SENTENCES["de"]]
+
+
+def test_short_paragraph_takes_the_document_language() -> None:
+    text = "Garden\n\n" + SENTENCES["en"] + "\n\n" + SENTENCES["en"]
+    assert [lang for _, _, lang in segments(text)] == ["en", "en", "en"]
+    assert segments("") == [] and segments("\n\n \n") == []
+    assert paragraphs("a\n\nb") == [(0, 1), (3, 4)]
+    assert paragraphs("line one\nline two") == [(0, 17)]
+
+
+def test_check_language() -> None:
+    assert check_language("EN-gb") == "en"
+    assert check_language("iw") == "he"
+    assert check_language(" de ") == "de"
+    assert {"en", "de", "fr", "es", "he", "ar"} <= set(SUPPORTED)
+    with pytest.raises(InputError) as e:
+        check_language("xx")
+    assert "he" in str(e.value) and "\n" not in str(e.value)
+    with pytest.raises(InputError):
+        check_language("")
