@@ -21,7 +21,7 @@ from pathlib import Path
 from kg_rag.api import KnowledgeGraph
 from kg_rag.model import SelectionRequest
 from kg_rag.pipeline.decide import Unit, decide
-from kg_rag.pipeline.evidence import clear_cache, fetch_evidence
+from kg_rag.pipeline.evidence import EVIDENCE, fetch_evidence
 
 
 def main(argv: list[str]) -> int:
@@ -71,7 +71,7 @@ def main(argv: list[str]) -> int:
             t_first.append(d - c)
             n_cands.append(len(m.candidates))
     # end to end per sentence, cold evidence cache again (decide() as the indexer calls it)
-    clear_cache(kg.store)
+    kg.derived.table(EVIDENCE).clear()
     per_mention_e2e: list[float] = []
     for u in units:
         n = sum(1 for m in u.mentions if m.ambiguous)

@@ -4,7 +4,7 @@
 
 Per lemma: the candidate senses the annotator offers for the lemma, then their definitions with
 :func:`kg_rag.pipeline.evidence.fetch_evidence` (what a selector receives). The candidate API is
-the first that exists of: ``Annotator.candidates_for_lemma``, the annotator's
+the first that exists of: ``LexiconAnnotator.candidates_for_lemma``, the annotator's
 ``candidates.lemma_readings``, the evaluation's ``LemmaSenses`` — the one used is reported.
 Prints one JSON line with per-lemma latencies.
 """
@@ -25,7 +25,7 @@ from kg_rag.text.normalise import match_key
 def candidate_api(kg: KnowledgeGraph, lang: str) -> tuple[str, Callable[[str], tuple[Candidate, ...]]]:
     ann = kg.annotator
     if hasattr(ann, "candidates_for_lemma"):
-        return "Annotator.candidates_for_lemma", lambda w: tuple(ann.candidates_for_lemma(w, lang))
+        return "LexiconAnnotator.candidates_for_lemma", lambda w: tuple(ann.candidates_for_lemma(w, lang))
     try:
         from kg_rag.annotate.candidates import lemma_readings
 

@@ -6,22 +6,25 @@ The CLI, the service and the LangChain adapter are thin layers over this class.
 from __future__ import annotations
 
 import logging
+import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from pyoxigraph import NamedNode
 
+from kg_rag.annotate import Annotator
+from kg_rag.derived import Derived
 from kg_rag.documents import SourceDocument, read_documents
 from kg_rag.errors import InputError, NotFoundError
 from kg_rag.explain.question import Explanation, explain
 from kg_rag.model import Answer, MentionReport
 from kg_rag.namespaces import KGR
 from kg_rag.pipeline import record
-from kg_rag.pipeline.decide import Decided, Unit, decide
+from kg_rag.pipeline.decide import Decided, Outcome, Unit, decide
 from kg_rag.pipeline.index import IndexReport, index_documents
 from kg_rag.pipeline.retrieve import (
     EXPANSION,
@@ -31,6 +34,7 @@ from kg_rag.pipeline.retrieve import (
     question_weights,
     rank,
 )
+from kg_rag.pipeline.write import Owner, text_change
 from kg_rag.senses.base import SenseSelector
 from kg_rag.senses.factory import make_selector
 from kg_rag.settings import Settings, settings
@@ -43,14 +47,19 @@ MAX_QUESTION_CHARS = 2000
 
 
 class KnowledgeGraph:
-    """One store and the pipeline over it. Thread-compatible for reads; one writer at a time."""
+    """One store and the pipeline over it. Thread-compatible for reads; one writer at a time
+    (:attr:`write_lock`, held around every write: index, ask/annotate recording, load, drop)."""
 
     def __init__(self, store: Store, config: Settings | None = None) -> None:
         self.store = store
         self.settings = config or settings()
-        self._annotator: Any = None
-        self._annotator_version: object = None
-        self._selectors: dict[str, SenseSelector | None] = {}
+        #: everything derived from the store's contents (lexicon, knowledge base, caches)
+        self.derived = Derived.of(store, Path(self.settings.cache_dir))
+        #: the one writer lock of this knowledge graph; adapters take it, never one of their own
+        self.write_lock = threading.RLock()
+        # the annotator and selectors, valid for one generation of the registry
+        self._parts: dict[str, object] = {}
+        self._generation = -1
         #: how documents meet the question's chosen concepts (kg_rag.pipeline.retrieve.MATCH_MODES)
         self.match = "agreement"
 
@@ -70,38 +79,44 @@ class KnowledgeGraph:
         self.close()
 
     # --- parts ------------------------------------------------------------------------------
-    @property
-    def annotator(self) -> Any:
-        from kg_rag.annotate import Annotator
+    def _part(self, name: str, build: Callable[[], object]) -> object:
+        """The annotator or a selector, rebuilt after the registry was invalidated."""
+        with self.derived.lock:
+            if self._generation != self.derived.generation:
+                self._parts.clear()
+                self._generation = self.derived.generation
+            if name not in self._parts:
+                self._parts[name] = build()
+            return self._parts[name]
 
-        if self._annotator is None:
-            self._annotator = Annotator(self.store)
-        return self._annotator
+    @property
+    def annotator(self) -> Annotator:
+        from kg_rag.annotate import LexiconAnnotator, store_lexicon
+
+        part = self._part("annotator", lambda: LexiconAnnotator(self.store, store_lexicon(self.store)))
+        return cast(Annotator, part)
 
     def invalidate(self) -> None:
-        """Forget cached lexicon and selectors (after loading or dropping vocabularies)."""
-        from kg_rag.pipeline import evidence
-        from kg_rag.senses.knowledge import frames
-
-        self._annotator = None
-        self._selectors.clear()
-        evidence.clear_cache(self.store)
-        frames.clear_cache(self.store)
+        """Forget everything derived from the store — lexicon, knowledge base, evidence, frames,
+        decisions, annotator, selectors — in one call (after loading or dropping vocabularies)."""
+        self.derived.invalidate()
 
     def selector(self, wsd: str | None = None) -> SenseSelector | None:
         mode = (wsd or self.settings.wsd).strip().lower()
-        if mode not in self._selectors:
-            self._selectors[mode] = make_selector(mode, self.store, self.settings)
-        return self._selectors[mode]
+        part = self._part("selector:" + mode, lambda: make_selector(mode, self.store, self.settings))
+        return cast("SenseSelector | None", part)
 
     # --- vocabularies -----------------------------------------------------------------------
     def load(self, paths: Iterable[str | Path], fmt: str = "auto", graph: str | None = None,
              progress: Callable[[int], None] | None = None) -> list[Any]:
         from loaders import load_file
 
-        reports = [load_file(self.store, Path(p), fmt=fmt, graph=graph, progress=progress) for p in paths]
-        self.invalidate()
-        return reports
+        with self.write_lock:
+            try:
+                return [load_file(self.store, Path(p), fmt=fmt, graph=graph, progress=progress)
+                        for p in paths]
+            finally:
+                self.invalidate()
 
     # --- documents --------------------------------------------------------------------------
     def index(self, paths: Iterable[str | Path], lang: str | None = None, wsd: str | None = None,
@@ -121,19 +136,22 @@ class KnowledgeGraph:
         mode = wsd or self.settings.wsd
         if mode == "none":
             mode = "knowledge"  # documents are always decided; --wsd none applies to matching
-        return index_documents(self.store, docs, self.annotator, self.selector(mode), progress)
+        with self.write_lock:
+            return index_documents(self.store, docs, self.annotator, self.selector(mode), progress)
 
     def delete(self, doc_id: str) -> None:
         iri = record.doc_iri(doc_id)
-        if iri not in self.store.named_graphs():
-            raise NotFoundError(f"no document with id {doc_id!r} in this store")
-        self.store.apply(Change(drop_graphs=[iri]))
+        with self.write_lock:
+            if iri not in self.store.named_graphs():
+                raise NotFoundError(f"no document with id {doc_id!r} in this store")
+            self.store.apply(Change(drop_graphs=[iri]))
 
     def delete_many(self, doc_ids: Iterable[str]) -> None:
         """Remove documents in one update (ids not in the store are ignored)."""
         graphs = [record.doc_iri(i) for i in doc_ids]
         if graphs:
-            self.store.apply(Change(drop_graphs=graphs))
+            with self.write_lock:
+                self.store.apply(Change(drop_graphs=graphs))
 
     def questions(self) -> list[dict[str, str]]:
         """Every recorded question (``ask``/``annotate`` keep one graph per distinct question,
@@ -158,7 +176,8 @@ class KnowledgeGraph:
                 continue
             drop.append(q["iri"])
         if drop:
-            self.store.apply(Change(drop_graphs=[NamedNode(i) for i in drop]))
+            with self.write_lock:
+                self.store.apply(Change(drop_graphs=[NamedNode(i) for i in drop]))
         return len(drop)
 
     def documents(self) -> list[dict[str, str]]:
@@ -182,7 +201,7 @@ class KnowledgeGraph:
         return q, code
 
     def _analyse(self, q: str, lang: str, wsd: str, write: bool, require_concept: bool = False,
-                 focus: tuple[int, int] | None = None) -> tuple[Any, list[Decided], Any]:
+                 focus: tuple[int, int] | None = None) -> tuple[NamedNode, tuple[Decided, ...], Outcome]:
         mentions = list(self.annotator.annotate(q, lang))
         if not mentions:
             if require_concept:
@@ -193,16 +212,15 @@ class KnowledgeGraph:
             s, e = focus
             raise InputError(f"the focus {s}:{e} ({q[s:e]!r}) is no word or phrase of the loaded "
                              "vocabularies (function words are not annotated): nothing to rank by")
-        unit = Unit(0, len(q), lang, q, mentions)
+        unit = Unit(0, len(q), lang, q, tuple(mentions))
         selector = self.selector("knowledge" if wsd == "none" else wsd) if wsd != "none" else None
         outcome = decide(self.store, [unit], selector)
         iri = record.question_iri(q, lang, wsd)
         if write:
-            quads = record.text_owner_quads(iri, KGR.Question, iri.value.rsplit("/", 1)[-1], q, lang, "", "")
-            for d in outcome.decided:
-                quads += record.annotation_quads(iri, iri, None, d.mention, d.chosen_concepts,
-                                                     d.decision, d.reused)
-            self.store.apply(Change(drop_graphs=[iri], insert=quads + outcome.decision_quads))
+            owner = Owner(iri, KGR.Question, iri.value.rsplit("/", 1)[-1], q, lang)
+            change = text_change(owner, [unit], outcome)
+            with self.write_lock:
+                self.store.apply(change)
         return iri, outcome.decided, outcome
 
     def annotate(self, text: str, lang: str | None = None, wsd: str | None = None) -> list[MentionReport]:

@@ -1,10 +1,8 @@
-"""A small thread-safe LRU cache, and one per store (for facts that never change under an IRI:
-concept evidence between loads, decisions — whose IRIs are content hashes)."""
+"""A small thread-safe bounded LRU cache (the tables of :class:`kg_rag.derived.Derived`)."""
 
 from __future__ import annotations
 
 import threading
-import weakref
 from collections import OrderedDict
 from collections.abc import Iterable
 from typing import Generic, TypeVar
@@ -14,10 +12,13 @@ V = TypeVar("V")
 
 
 class LRU(Generic[K, V]):
-    def __init__(self, size: int) -> None:
+    """At most ``size`` entries, the least recently used dropped first. ``lock``: the lock to
+    hold (a registry shares its one lock with its tables); a new one when not given."""
+
+    def __init__(self, size: int, lock: threading.Lock | threading.RLock | None = None) -> None:
         self.size = size
         self.data: OrderedDict[K, V] = OrderedDict()
-        self.lock = threading.Lock()
+        self.lock = lock if lock is not None else threading.Lock()
 
     def get(self, key: K) -> V | None:
         with self.lock:
@@ -45,25 +46,9 @@ class LRU(Generic[K, V]):
                 hits[k] = v
         return hits, missing
 
+    def clear(self) -> None:
+        with self.lock:
+            self.data.clear()
+
     def __len__(self) -> int:
         return len(self.data)
-
-
-class PerStore(Generic[K, V]):
-    """One :class:`LRU` per store object (dropped with the store)."""
-
-    def __init__(self, size: int) -> None:
-        self.size = size
-        self._caches: weakref.WeakKeyDictionary[object, LRU[K, V]] = weakref.WeakKeyDictionary()
-        self._lock = threading.Lock()
-
-    def of(self, store: object) -> LRU[K, V]:
-        with self._lock:
-            c = self._caches.get(store)
-            if c is None:
-                c = self._caches[store] = LRU(self.size)
-            return c
-
-    def clear(self, store: object) -> None:
-        with self._lock:
-            self._caches.pop(store, None)

@@ -18,9 +18,16 @@ def default_store_path() -> Path:
     return Path(base) / "kg-rag" / "store"
 
 
+def default_cache_dir() -> Path:
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "kg-rag"
+
+
 @dataclass(frozen=True, slots=True)
 class Settings:
     store: str = field(default_factory=lambda: str(default_store_path()))
+    #: derived data kept between processes (the knowledge selector's knowledge base)
+    cache_dir: str = field(default_factory=lambda: str(default_cache_dir()))
     endpoint: str | None = None            # remote SPARQL query endpoint
     update_endpoint: str | None = None     # remote SPARQL update endpoint
     store_endpoint: str | None = None      # remote Graph Store Protocol endpoint

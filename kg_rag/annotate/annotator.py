@@ -2,7 +2,7 @@
 
 ::
 
-    ann = Annotator(store)                      # builds the Lexicon once (or pass lexicon=)
+    ann = LexiconAnnotator(store)               # builds the Lexicon once (or pass lexicon=)
     ann.annotate("הפירות העמיסו על הבדים", "he")
     # [Mention(start=0, end=6, text='הפירות', …), Mention(start=17, end=22, text='הבדים',
     #   candidates=(Candidate(concept=…fabric, matched_by='prefix:ה+lemma'), …branch…))]
@@ -68,8 +68,9 @@ class _Span:
             self.matches[kid] = how
 
 
-class Annotator:
-    """Mentions of the store's labels and written forms in texts (see the module docstring)."""
+class LexiconAnnotator:
+    """Mentions of the store's labels and written forms in texts (see the module docstring);
+    the :class:`kg_rag.annotate.Annotator` of the pipeline."""
 
     def __init__(self, store: Store, lexicon: Lexicon | None = None) -> None:
         self.store = store
@@ -282,4 +283,4 @@ def _choose(spans: list[_Span]) -> list[_Span]:
     return out
 
 
-__all__ = ["Annotator"]
+__all__ = ["LexiconAnnotator"]

@@ -18,7 +18,6 @@ the OMW lexicons stays within a few hundred MB at most.
 from __future__ import annotations
 
 import csv
-import hashlib
 import io
 import json
 import logging
@@ -31,6 +30,7 @@ from typing import Any
 import ahocorasick
 
 from kg_rag.annotate.tokenize import NON_WORD
+from kg_rag.derived import Derived, Slot, catalog_version
 from kg_rag.errors import StoreError
 from kg_rag.store import Store, queries
 from kg_rag.text.normalise import base_language
@@ -134,24 +134,14 @@ class Lexicon:
 
     # --- building from a store ------------------------------------------------------------
     @classmethod
-    def from_store(cls, store: Store) -> Lexicon:
-        """Read every match key of ``store`` with one query."""
-        version = cls.store_version(store)
+    def from_store(cls, store: Store, version: str | None = None) -> Lexicon:
+        """Read every match key of ``store`` with one query; ``version``: the store's
+        :func:`~kg_rag.derived.catalog_version` (asked when not given)."""
+        if version is None:
+            version = catalog_version(store)
         q = queries.get("select-match-keys")
         body, media = store.raw_query(q.text, "csv")
         return cls(_parse_rows(body, media), version=version)
-
-    @staticmethod
-    def store_version(store: Store) -> str:
-        """A hash of the catalog (sources, checksums, load times) and of the match-key count:
-        equal versions mean an equal lexicon, so callers may cache a lexicon by it."""
-        h = hashlib.sha256()
-        for row in store.select("select-catalog-state"):
-            h.update("|".join(row[k].value if k in row else "" for k in ("g", "sha", "time", "triples")).encode())
-            h.update(b"\n")
-        rows = store.select("select-match-key-count")
-        h.update(("n=" + (rows[0]["n"].value if rows and "n" in rows[0] else "0")).encode())
-        return h.hexdigest()[:16]
 
     # --- lookups ----------------------------------------------------------------------------
     @property
@@ -231,6 +221,16 @@ class Lexicon:
         }
 
 
+#: the lexicon, in the store's registry
+LEXICON: Slot[Lexicon] = Slot("lexicon")
+
+
+def store_lexicon(store: Store) -> Lexicon:
+    """The lexicon of ``store`` from its registry (built once per catalog version)."""
+    derived = Derived.of(store)
+    return derived.value(LEXICON, lambda: Lexicon.from_store(store, derived.version()))
+
+
 def _parse_rows(body: bytes, media: str) -> Iterator[tuple[str, str, str]]:
     if "csv" in media:
         reader = csv.reader(io.StringIO(body.decode("utf-8")))
@@ -246,4 +246,4 @@ def _parse_rows(body: bytes, media: str) -> Iterator[tuple[str, str, str]]:
         raise StoreError(f"the store answered select-match-keys as {media}, not CSV or JSON results")
 
 
-__all__ = ["Hit", "Lexicon", "scan_form"]
+__all__ = ["LEXICON", "Hit", "Lexicon", "scan_form", "store_lexicon"]

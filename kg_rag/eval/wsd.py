@@ -146,12 +146,12 @@ def _local(iri: str) -> str:
 
 class Candidates:
     """Candidates of an instance: the senses of its lemma in the evaluation language's lexicons
-    (``Annotator.candidates_for_lemma``), filtered by the corpus' part of speech; cached."""
+    (``LexiconAnnotator.candidates_for_lemma``), filtered by the corpus' part of speech; cached."""
 
     def __init__(self, store: Store) -> None:
-        from kg_rag.annotate import Annotator
+        from kg_rag.annotate import LexiconAnnotator
 
-        self.annotator = Annotator(store)
+        self.annotator = LexiconAnnotator(store)
         self.problems: list[str] = []
         self._cache: dict[tuple[str, str, str | None], tuple[Candidate, ...]] = {}
 

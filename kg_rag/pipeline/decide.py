@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 from pyoxigraph import NamedNode, Quad
@@ -21,7 +21,7 @@ from kg_rag.store import Store, Values
 log = logging.getLogger(__name__)
 
 
-@dataclass(slots=True)
+@dataclass(frozen=True, slots=True)
 class Unit:
     """A stretch of text decided together (a passage of a document, or a question)."""
 
@@ -29,11 +29,14 @@ class Unit:
     end: int
     lang: str
     context: str
-    mentions: list[Mention]
+    mentions: tuple[Mention, ...]
 
 
-@dataclass(slots=True)
+@dataclass(frozen=True, slots=True)
 class Decided:
+    """One mention of unit number ``unit``, and what was decided about it (if it is ambiguous
+    and a selector decided: the selection, the decision IRI, and whether it was reused)."""
+
     mention: Mention
     unit: int
     selection: Selection | None = None
@@ -50,10 +53,12 @@ class Decided:
         return ()
 
 
-@dataclass(slots=True)
+@dataclass(frozen=True, slots=True)
 class Outcome:
-    decided: list[Decided]
-    decision_quads: list[Quad] = field(default_factory=list)
+    """Every mention of the units, in order, with its decision; the quads of the new decisions."""
+
+    decided: tuple[Decided, ...]
+    decision_quads: tuple[Quad, ...] = ()
     llm_calls: int = 0
     tokens_in: int = 0
     tokens_out: int = 0
@@ -98,42 +103,41 @@ def load_decisions(store: Store, iris: Sequence[NamedNode],
 def decide(store: Store, units: Sequence[Unit], selector: SenseSelector | None,
            target_lang: str | None = None) -> Outcome:
     """Decide every ambiguous mention of ``units``; return decisions (new ones as quads)."""
-    decided: list[Decided] = []
-    for i, u in enumerate(units):
-        decided.extend(Decided(m, i) for m in u.mentions)
-    outcome = Outcome(decided)
+    decided = [Decided(m, i) for i, u in enumerate(units) for m in u.mentions]
     if selector is None:
-        return outcome
-    pending = [d for d in decided if d.mention.ambiguous]
+        return Outcome(tuple(decided))
+    pending = [i for i, d in enumerate(decided) if d.mention.ambiguous]
     if not pending:
-        return outcome
+        return Outcome(tuple(decided))
     agent = selector.agent
-    hashes = {}
+    hashes: dict[int, str] = {}          # position in ``decided`` → context hash
     by_iri: dict[str, Mention] = {}
-    for d in pending:
+    for i in pending:
+        d = decided[i]
         u = units[d.unit]
-        h = record.context_hash(u.context, u.lang)
-        hashes[id(d)] = h
-        d.decision = record.decision_iri(agent, d.mention, h, u.start)
-        by_iri[d.decision.value] = d.mention
-    stored = load_decisions(store, [d.decision for d in pending if d.decision is not None],
-                            by_iri, agent.name)
+        hashes[i] = record.context_hash(u.context, u.lang)
+        iri = record.decision_iri(agent, d.mention, hashes[i], u.start)
+        decided[i] = replace(d, decision=iri)
+        by_iri[iri.value] = d.mention
+    stored = load_decisions(store, [NamedNode(v) for v in by_iri], by_iri, agent.name)
     todo = []
-    for d in pending:
+    for i in pending:
+        d = decided[i]
         assert d.decision is not None
         sel = stored.get(d.decision.value)
         if sel is not None:
-            d.selection, d.reused = sel, True
+            decided[i] = replace(d, selection=sel, reused=True)
         else:
-            todo.append(d)
+            todo.append(i)
     if not todo:
-        return outcome
+        return Outcome(tuple(decided))
     from kg_rag.pipeline.evidence import fetch_evidence
 
-    all_cands = [c for d in todo for c in d.mention.candidates]
+    all_cands = [c for i in todo for c in decided[i].mention.candidates]
     evidence = {e.candidate: e for e in fetch_evidence(store, all_cands)}
     requests = []
-    for d in todo:
+    for i in todo:
+        d = decided[i]
         u = units[d.unit]
         # a selector reads the context at the mention's offsets: make them the context's own
         others = tuple(_within(m, u.start) for m in u.mentions if m is not d.mention)
@@ -149,19 +153,18 @@ def decide(store: Store, units: Sequence[Unit], selector: SenseSelector | None,
         from kg_rag.errors import SelectionError
 
         raise SelectionError(f"the {agent.name} selector answered {len(selections)} of {len(todo)} mentions")
+    quads: list[Quad] = []
     llm_requests: dict[str, tuple[int, int]] = {}
-    for d, sel in zip(todo, selections, strict=True):
-        d.selection = sel
+    for i, sel in zip(todo, selections, strict=True):
+        d = decided[i] = replace(decided[i], selection=sel)
         u = units[d.unit]
         assert d.decision is not None
-        outcome.decision_quads += record.decision_quads(
-            d.decision, d.mention, sel, hashes[id(d)], u.context, started, ended)
+        quads += record.decision_quads(d.decision, d.mention, sel, hashes[i], u.context, started, ended)
         if sel.llm is not None:  # mentions of one request share its prompt and token counts
             llm_requests[sel.llm.prompt_sha256] = (sel.llm.tokens_in, sel.llm.tokens_out)
-    outcome.llm_calls = len(llm_requests)
-    outcome.tokens_in = sum(t[0] for t in llm_requests.values())
-    outcome.tokens_out = sum(t[1] for t in llm_requests.values())
-    return outcome
+    return Outcome(tuple(decided), tuple(quads), llm_calls=len(llm_requests),
+                   tokens_in=sum(t[0] for t in llm_requests.values()),
+                   tokens_out=sum(t[1] for t in llm_requests.values()))
 
 
 def _within(m: Mention, offset: int) -> Mention:

@@ -4,7 +4,8 @@
 evidence (dictionary definitions and examples, usage/register notes, translations) from
 ``select-sense-evidence`` and concept-level evidence (definitions, examples, scope notes, labels and
 lemmas in all languages, neighbour concepts) from ``select-concept-evidence``. Concept evidence is
-shared by every mention that can mean the concept, so it is kept in a per-store LRU cache.
+shared by every mention that can mean the concept, so it is kept in a table of the store's
+registry (:data:`EVIDENCE`, :class:`kg_rag.derived.Derived`).
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from dataclasses import dataclass
 
 from pyoxigraph import Literal, NamedNode
 
-from kg_rag.cache import PerStore
+from kg_rag.derived import Derived, Table
 from kg_rag.model import Candidate, LangText, SenseEvidence
 from kg_rag.store import Store, Values
 from kg_rag.text.normalise import base_language, nfc
@@ -49,12 +50,8 @@ class _Parts:
         return cls({}, {}, {}, {}, {}, {})
 
 
-_CACHES: PerStore[str, ConceptEvidence] = PerStore(CACHE_SIZE)
-
-
-def clear_cache(store: Store) -> None:
-    """Forget cached concept evidence (after loading or dropping a source)."""
-    _CACHES.clear(store)
+#: concept IRI → its evidence, in the store's registry
+EVIDENCE: Table[str, ConceptEvidence] = Table("concept-evidence", CACHE_SIZE)
 
 
 def _text(term: object) -> LangText:
@@ -87,7 +84,7 @@ def _chunks(items: Sequence[str], n: int) -> Iterable[Sequence[str]]:
 
 def concept_evidence(store: Store, concepts: Iterable[str]) -> dict[str, ConceptEvidence]:
     """Concept-level evidence for each IRI (cached)."""
-    cache = _CACHES.of(store)
+    cache = Derived.of(store).table(EVIDENCE)
     out, missing = cache.split(concepts)
     for chunk in _chunks(missing, BATCH):
         parts = {c: _Parts.new() for c in chunk}

@@ -12,14 +12,14 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
-from pyoxigraph import NamedNode, Quad
-
+from kg_rag.annotate import Annotator
 from kg_rag.documents import SourceDocument, iter_paragraphs
 from kg_rag.errors import InputError
 from kg_rag.model import Mention
 from kg_rag.namespaces import KGR
 from kg_rag.pipeline import record
 from kg_rag.pipeline.decide import Outcome, Unit, decide
+from kg_rag.pipeline.write import Owner, text_change
 from kg_rag.senses.base import SenseSelector
 from kg_rag.store import Change, Store
 from kg_rag.text.langid import check_language, detect
@@ -54,9 +54,8 @@ def passages_of(doc: SourceDocument) -> list[tuple[int, int, str]]:
     return out
 
 
-def build_document(store: Store, doc: SourceDocument, annotator: object,
+def build_document(store: Store, doc: SourceDocument, annotator: Annotator,
                    selector: SenseSelector | None) -> tuple[Change, Outcome, dict[str, int], int]:
-    iri = record.doc_iri(doc.id)
     passages = passages_of(doc)
     if not passages:
         raise InputError(f"document {doc.id!r} has no text")
@@ -64,25 +63,15 @@ def build_document(store: Store, doc: SourceDocument, annotator: object,
     for _, _, lang in passages:
         langs[lang] = langs.get(lang, 0) + 1
     main_lang = max(langs, key=lambda k: langs[k])
-    quads: list[Quad] = record.text_owner_quads(
-        iri, KGR.Document, doc.id, doc.text, main_lang, doc.title, doc.source)
-    units: list[Unit] = []
-    passage_iris: list[NamedNode] = []
-    for i, (s, e, lang) in enumerate(passages):
-        p, pq = record.passage_quads(iri, i, s, e, lang)
-        quads += pq
-        passage_iris.append(p)
-        mentions = shift(annotator.annotate(doc.text[s:e], lang), s)  # type: ignore[attr-defined]
-        units.append(Unit(s, e, lang, doc.text[s:e], mentions))
+    units = [Unit(s, e, lang, doc.text[s:e], tuple(shift(annotator.annotate(doc.text[s:e], lang), s)))
+             for s, e, lang in passages]
     outcome = decide(store, units, selector)
-    for d in outcome.decided:
-        quads += record.annotation_quads(iri, iri, passage_iris[d.unit], d.mention,
-                                             d.chosen_concepts, d.decision, d.reused)
-    change = Change(drop_graphs=[iri], insert=quads + outcome.decision_quads)
-    return change, outcome, langs, len(passages)
+    owner = Owner(record.doc_iri(doc.id), KGR.Document, doc.id, doc.text, main_lang, doc.title,
+                  doc.source)
+    return text_change(owner, units, outcome), outcome, langs, len(passages)
 
 
-def index_documents(store: Store, docs: Sequence[SourceDocument], annotator: object,
+def index_documents(store: Store, docs: Sequence[SourceDocument], annotator: Annotator,
                     selector: SenseSelector | None,
                     progress: Callable[[int], None] | None = None) -> IndexReport:
     t0 = time.perf_counter()

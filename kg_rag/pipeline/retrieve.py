@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 from pyoxigraph import NamedNode
 
-from kg_rag.cache import PerStore
+from kg_rag.derived import Derived, Table
 from kg_rag.model import MatchedConcept, Result
 from kg_rag.store import Store, Values
 from kg_rag.text.normalise import base_language
@@ -151,13 +151,13 @@ class _Decision:
 
 
 #: decisions never change under their IRI (a hash of selector, mention, candidates and context)
-_DECISIONS: PerStore[str, _Decision] = PerStore(50_000)
+DECISIONS: Table[str, _Decision] = Table("decision-scores", 50_000)
 
 
 def _decision_weights(store: Store, decisions: set[str]) -> dict[str, dict[str, float]]:
     """decision IRI → concept → how much a document annotation decided by it counts for the
     concept (:func:`reading_weights`, document side)."""
-    cache = _DECISIONS.of(store)
+    cache = Derived.of(store).table(DECISIONS)
     known, todo = cache.split(decisions)
     missing = [NamedNode(d) for d in todo]
     if missing:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pyoxigraph
 
-from kg_rag.annotate import Annotator, Lexicon
+from kg_rag.annotate import Lexicon, LexiconAnnotator
 from kg_rag.store import Change, EmbeddedStore, RemoteStore
 from tests.support.oxigraph_server import clear
 from tests.support.paths import DATA
@@ -28,7 +28,7 @@ def test_remote_store_annotates_like_the_embedded_one(oxigraph_url: str) -> None
     try:
         lex_r, lex_l = Lexicon.from_store(remote), Lexicon.from_store(local)
         assert lex_r.stats() == lex_l.stats() and lex_r.stats()["keys"] > 20
-        a_r, a_l = Annotator(remote, lex_r), Annotator(local, lex_l)
+        a_r, a_l = LexiconAnnotator(remote, lex_r), LexiconAnnotator(local, lex_l)
         for text, lang in TEXTS:
             got = a_r.annotate(text, lang)
             assert got and got == a_l.annotate(text, lang), text

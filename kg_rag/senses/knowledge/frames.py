@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 from pyoxigraph import NamedNode
 
-from kg_rag.cache import PerStore
+from kg_rag.derived import Derived, Slot, Table
 from kg_rag.model import Candidate, SelectionRequest
 from kg_rag.store import Store, Values
 from kg_rag.text import english
@@ -164,28 +164,31 @@ def compatibility(p: Pattern, frames: Sequence[Frame]) -> float:
     return max((_match(p, f) for f in frames), default=0.0)
 
 
-_CACHES: PerStore[str, tuple[Frame, ...]] = PerStore(CACHE_SIZE)
-_HAS_FRAMES: PerStore[str, bool] = PerStore(1)
+#: sense IRI → its frames, and whether the store has any, in the store's registry
+FRAMES: Table[str, tuple[Frame, ...]] = Table("sense-frames", CACHE_SIZE)
+HAS_FRAMES: Slot[bool] = Slot("has-frames")
 
 
 def has_frames(store: Store, wordnet: bool = False) -> bool:
     """Whether any lexicon in the store has frames (asked once per store). A store whose Open
     English WordNet was loaded before the loader kept frames has none: it is worth reloading —
     said once when ``wordnet`` (the candidates carry WordNet sense keys)."""
-    cache = _HAS_FRAMES.of(store)
-    known = cache.get("")
-    if known is None:
-        known = store.ask("ask-store-has-frames")
-        cache.put("", known)
-        if not known and wordnet:
-            log.warning("no verb frames in this store (its WordNet was loaded before kg-rag kept "
-                        "them): reload it with `kg-rag load` for better English verb senses")
+    asked = []
+
+    def ask() -> bool:
+        asked.append(True)
+        return store.ask("ask-store-has-frames")
+
+    known = Derived.of(store).value(HAS_FRAMES, ask)
+    if asked and not known and wordnet:
+        log.warning("no verb frames in this store (its WordNet was loaded before kg-rag kept "
+                    "them): reload it with `kg-rag load` for better English verb senses")
     return known
 
 
 def sense_frames(store: Store, senses: Sequence[str]) -> dict[str, tuple[Frame, ...]]:
-    """The frames of each sense IRI (batched ``select-sense-frames``, cached per store)."""
-    cache = _CACHES.of(store)
+    """The frames of each sense IRI (batched ``select-sense-frames``, cached in the store's registry)."""
+    cache = Derived.of(store).table(FRAMES)
     out, missing = cache.split(senses)
     for i in range(0, len(missing), BATCH):
         chunk = missing[i : i + BATCH]
@@ -198,12 +201,6 @@ def sense_frames(store: Store, senses: Sequence[str]) -> dict[str, tuple[Frame, 
             out[s] = tuple(fs)
             cache.put(s, out[s])
     return out
-
-
-def clear_cache(store: Store) -> None:
-    """Forget cached frames (after loading or dropping a source)."""
-    _CACHES.clear(store)
-    _HAS_FRAMES.clear(store)
 
 
 def _english_verbs(cands: Sequence[Candidate]) -> bool:

@@ -1,8 +1,9 @@
 """The concept graph and gloss index used by the knowledge-based selector.
 
 Loaded once per store with three queries (``select-concept-edges``, ``select-concept-glosses``,
-``select-lemma-concepts``), kept in memory, and cached on disk under ``~/.cache/kg-rag/`` keyed by
-a hash of the catalog graph (what is loaded), so a second process starts in a second.
+``select-lemma-concepts``), kept in the store's registry (:class:`kg_rag.derived.Derived`), and
+cached on disk under ``Settings.cache_dir`` keyed by the catalog version (what is loaded), so a
+second process starts in a second.
 
 * edges: WordNet synset relations and SKOS broader/narrower/related, undirected, plus ``gloss``
   edges from a concept to the monosemous words of its definition (eXtended WordNet-like);
@@ -15,12 +16,9 @@ personalisation vectors at once with ``scipy.sparse`` power iteration.
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import os
-import threading
 import time
-import weakref
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -29,6 +27,7 @@ import numpy as np
 import scipy.sparse as sp
 from pyoxigraph import Literal
 
+from kg_rag.derived import Derived, Slot
 from kg_rag.senses.knowledge.lesk import words
 from kg_rag.store import Store
 from kg_rag.text.normalise import base_language
@@ -40,11 +39,6 @@ CACHE_FORMAT = "kb-3"
 DISK_CACHE_MIN_NODES = 5_000
 #: relations left out of the PPR graph (measured on semeval2007: they add noise, see knowledge.py)
 DEFAULT_SKIP: frozenset[str] = frozenset()
-
-
-def cache_dir() -> Path:
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "kg-rag"
 
 
 def _pack(strings: Sequence[str]) -> np.ndarray:
@@ -252,16 +246,6 @@ class KnowledgeBase:
 
 
 # --- building and caching -------------------------------------------------------------------
-def _catalog_key(store: Store) -> str:
-    h = hashlib.sha256(CACHE_FORMAT.encode())
-    for row in store.select("select-catalog-state"):
-        for k in ("g", "sha", "time", "triples"):
-            t = row.get(k)
-            h.update(b"\x1f" + (t.value.encode("utf-8") if t is not None else b"-"))
-        h.update(b"\x1e")
-    return h.hexdigest()[:24]
-
-
 def build(store: Store) -> KnowledgeBase:
     t0 = time.perf_counter()
     nodes: list[str] = []
@@ -362,34 +346,37 @@ def _read(path: Path) -> KnowledgeBase:
             z["lemma_ptr"], z["lemma_nodes"], z["lemma_ranks"])
 
 
-_LOADED: weakref.WeakKeyDictionary[Store, tuple[str, KnowledgeBase]] = weakref.WeakKeyDictionary()
-_LOCK = threading.Lock()
+#: the knowledge base, in the store's registry
+KB: Slot[KnowledgeBase] = Slot("knowledge-base")
+
+
+def cache_path(derived: Derived) -> Path:
+    """The disk cache file of the knowledge base of ``derived``'s store (its catalog version)."""
+    return derived.cache_dir / f"wsd-{CACHE_FORMAT}-{derived.version()}.npz"
 
 
 def knowledge_base(store: Store, disk_cache: bool = True) -> KnowledgeBase:
-    """The knowledge base of ``store``: from memory, else the disk cache, else built and cached."""
-    with _LOCK:
-        key = _catalog_key(store)
-        hit = _LOADED.get(store)
-        if hit is not None and hit[0] == key:
-            return hit[1]
-        path = cache_dir() / f"wsd-{key}.npz"
-        kb: KnowledgeBase | None = None
-        if disk_cache and path.is_file():
+    """The knowledge base of ``store``: from its registry, else the disk cache, else built and cached."""
+    derived = Derived.of(store)
+    return derived.value(KB, lambda: _load(store, cache_path(derived), disk_cache))
+
+
+def _load(store: Store, path: Path, disk_cache: bool) -> KnowledgeBase:
+    kb: KnowledgeBase | None = None
+    if disk_cache and path.is_file():
+        try:
+            kb = _read(path)
+            log.info("knowledge base read from %s", path)
+        except (OSError, ValueError, KeyError) as e:
+            log.warning("ignoring the unreadable cache %s (%s); rebuilding it", path, e)
+    if kb is None:
+        kb = build(store)
+        if disk_cache and len(kb.nodes) >= DISK_CACHE_MIN_NODES:
             try:
-                kb = _read(path)
-                log.info("knowledge base read from %s", path)
-            except (OSError, ValueError, KeyError) as e:
-                log.warning("ignoring the unreadable cache %s (%s); rebuilding it", path, e)
-        if kb is None:
-            kb = build(store)
-            if disk_cache and len(kb.nodes) >= DISK_CACHE_MIN_NODES:
-                try:
-                    _save(kb, path)
-                except OSError as e:
-                    log.warning("could not write the cache %s: %s", path, e)
-        _LOADED[store] = (key, kb)
-        return kb
+                _save(kb, path)
+            except OSError as e:
+                log.warning("could not write the cache %s: %s", path, e)
+    return kb
 
 
 def seeds_from(pairs: Iterable[tuple[int, float]]) -> dict[int, float]:

@@ -10,7 +10,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from kg_rag.annotate import Annotator, Lexicon
+from kg_rag.annotate import Lexicon, LexiconAnnotator
+from kg_rag.derived import catalog_version
 from kg_rag.errors import InputError
 from kg_rag.model import Mention
 from kg_rag.store import EmbeddedStore
@@ -28,8 +29,8 @@ def store() -> EmbeddedStore:
 
 
 @pytest.fixture(scope="module")
-def ann(store: EmbeddedStore) -> Annotator:
-    return Annotator(store)
+def ann(store: EmbeddedStore) -> LexiconAnnotator:
+    return LexiconAnnotator(store)
 
 
 def concepts(m: Mention) -> set[str]:
@@ -48,7 +49,7 @@ def check_offsets(text: str, mentions: list[Mention]) -> None:
         assert nfc[m.start : m.end] == m.text
 
 
-def test_example_1_bad_plural_with_article(ann: Annotator) -> None:
+def test_example_1_bad_plural_with_article(ann: LexiconAnnotator) -> None:
     text = "הפירות העמיסו על הבדים"
     ms = ann.annotate(text, "he")
     check_offsets(text, ms)
@@ -62,14 +63,14 @@ def test_example_1_bad_plural_with_article(ann: Annotator) -> None:
     assert "על" not in [x.text for x in ms]  # a stop word, although it is in the dictionary
 
 
-def test_example_2_bar(ann: Annotator) -> None:
+def test_example_2_bar(ann: LexiconAnnotator) -> None:
     text = "שמירה על הבר עמדה במוקד עיסוקיו"
     m = only(ann.annotate(text, "he"), "הבר")
     assert text[m.start : m.end] == "הבר"
     assert concepts(m) == {"pub", "wilderness"}
 
 
-def test_example_3_verb_mitég(ann: Annotator) -> None:
+def test_example_3_verb_mitég(ann: LexiconAnnotator) -> None:
     text = "הוא מיתג את הדחף לצפות בחדשות"
     ms = ann.annotate(text, "he")
     check_offsets(text, ms)
@@ -83,7 +84,7 @@ def test_example_3_verb_mitég(ann: Annotator) -> None:
     assert concepts(only(ann.annotate("קשה למתג את זה", "he"), "למתג")) == {"brand", "restrain"}
 
 
-def test_example_4_gever_man_or_rooster(ann: Annotator) -> None:
+def test_example_4_gever_man_or_rooster(ann: LexiconAnnotator) -> None:
     text = "הגבר קרא בקול עם הזריחה"
     ms = ann.annotate(text, "he")
     m = only(ms, "הגבר")
@@ -93,7 +94,7 @@ def test_example_4_gever_man_or_rooster(ann: Annotator) -> None:
     assert "עם" not in [x.text for x in ms]
 
 
-def test_niqqud_and_mark_order(ann: Annotator) -> None:
+def test_niqqud_and_mark_order(ann: LexiconAnnotator) -> None:
     # gimel with dagesh and segol in both orders (NFC puts segol, class 13, before dagesh, 21)
     a = "\u05d4\u05b7\u05d2\u05bc\u05b6\u05d1\u05b6\u05e8 \u05e7\u05b8\u05e8\u05b8\u05d0"
     b = a.replace("\u05bc\u05b6", "\u05b6\u05bc")
@@ -109,7 +110,7 @@ def test_niqqud_and_mark_order(ann: Annotator) -> None:
     assert concepts(m) == {"fabric", "branch"}
 
 
-def test_english_lemma_and_thesaurus_label(ann: Annotator) -> None:
+def test_english_lemma_and_thesaurus_label(ann: LexiconAnnotator) -> None:
     text = "The fruits weighed down the branches."
     ms = ann.annotate(text, "en")
     check_offsets(text, ms)
@@ -122,7 +123,7 @@ def test_english_lemma_and_thesaurus_label(ann: Annotator) -> None:
     assert not any(x.text.lower() == "the" for x in ms)
 
 
-def test_concept_reached_by_a_sense_is_not_repeated_as_a_label_match(ann: Annotator) -> None:
+def test_concept_reached_by_a_sense_is_not_repeated_as_a_label_match(ann: LexiconAnnotator) -> None:
     m = only(ann.annotate("a bank", "en"), "bank")
     assert all(c.sense is not None for c in m.candidates)
     # by entry, then sense rank, then IRI
@@ -134,7 +135,7 @@ def test_concept_reached_by_a_sense_is_not_repeated_as_a_label_match(ann: Annota
         ann.annotate("a bank", "en", pos="gerundive")
 
 
-def test_fixed_phrase_hides_nested_words(ann: Annotator) -> None:
+def test_fixed_phrase_hides_nested_words(ann: LexiconAnnotator) -> None:
     text = "A fruit tree grew there."
     ms = ann.annotate(text, "en")
     m = only(ms, "fruit tree")
@@ -143,7 +144,7 @@ def test_fixed_phrase_hides_nested_words(ann: Annotator) -> None:
     assert [x.text for x in ms] == ["fruit tree"]
 
 
-def test_phrase_through_lemma_keeps_nested_alternatives(ann: Annotator) -> None:
+def test_phrase_through_lemma_keeps_nested_alternatives(ann: LexiconAnnotator) -> None:
     text = "Old fruit trees."
     ms = ann.annotate(text, "en")
     check_offsets(text, ms)
@@ -152,7 +153,7 @@ def test_phrase_through_lemma_keeps_nested_alternatives(ann: Annotator) -> None:
     assert concepts(ms[2]) == {"tree"}
 
 
-def test_hebrew_phrase_with_prefix(ann: Annotator) -> None:
+def test_hebrew_phrase_with_prefix(ann: LexiconAnnotator) -> None:
     ms = ann.annotate("נטעו ועצי פרי", "he")
     assert ms[0].text == "ועצי פרי" and concepts(ms[0]) == {"fruit-tree"}
     assert not ms[0].fixed_phrase
@@ -160,14 +161,14 @@ def test_hebrew_phrase_with_prefix(ann: Annotator) -> None:
     assert [x.text for x in fixed] == ["עץ פרי"] and fixed[0].fixed_phrase
 
 
-def test_phrases_do_not_cross_punctuation_or_paragraphs(ann: Annotator) -> None:
+def test_phrases_do_not_cross_punctuation_or_paragraphs(ann: LexiconAnnotator) -> None:
     assert "fruit, tree" not in [m.text for m in ann.annotate("fruit, tree", "en")]
     texts = [m.text for m in ann.annotate("fruit\n\ntree", "en")]
     assert texts == ["fruit", "tree"]
     assert [m.text for m in ann.annotate("fruit\ntree", "en")] == ["fruit\ntree"]
 
 
-def test_punctuated_key_and_untagged_label(ann: Annotator) -> None:
+def test_punctuated_key_and_untagged_label(ann: LexiconAnnotator) -> None:
     ms = ann.annotate("UNESCO likes Rock 'n' Roll!", "en")
     assert [m.text for m in ms] == ["UNESCO", "Rock 'n' Roll"]
     assert ms[1].fixed_phrase
@@ -175,18 +176,18 @@ def test_punctuated_key_and_untagged_label(ann: Annotator) -> None:
     assert only(ann.annotate("הכנס של UNESCO", "he"), "UNESCO").candidates[0].concept == C + "unesco"
 
 
-def test_only_the_language_of_the_text(ann: Annotator) -> None:
+def test_only_the_language_of_the_text(ann: LexiconAnnotator) -> None:
     # "Zweig" is a German written form and label; it is not English
     assert ann.annotate("zweig", "en") == []
     assert concepts(only(ann.annotate("Die Zweige", "de"), "Zweige")) == {"branch"}
 
 
-def test_german_compound_lemma(ann: Annotator) -> None:
+def test_german_compound_lemma(ann: LexiconAnnotator) -> None:
     m = only(ann.annotate("Die Obstbäume blühen", "de"), "Obstbäume")
     assert concepts(m) == {"fruit-tree"} and m.candidates[0].matched_by == "lemma"
 
 
-def test_hebrew_suffix_guess_only_as_fallback(ann: Annotator) -> None:
+def test_hebrew_suffix_guess_only_as_fallback(ann: LexiconAnnotator) -> None:
     # "גברים" — simplemma may or may not know it; the suffix guess reaches גבר either way
     m = only(ann.annotate("שני גברים", "he"), "גברים")
     assert concepts(m) == {"man", "rooster"}
@@ -195,7 +196,7 @@ def test_hebrew_suffix_guess_only_as_fallback(ann: Annotator) -> None:
     assert all(c.matched_by == "surface" for c in only(ann.annotate("מיתג", "he"), "מיתג").candidates)
 
 
-def test_empty_and_bad_input(ann: Annotator) -> None:
+def test_empty_and_bad_input(ann: LexiconAnnotator) -> None:
     assert ann.annotate("", "he") == []
     assert ann.annotate("   \n ", "en") == []
     assert ann.annotate("על את של", "he") == []
@@ -205,7 +206,7 @@ def test_empty_and_bad_input(ann: Annotator) -> None:
         ann.annotate("הבר", "")
 
 
-def test_candidates_for_lemma(ann: Annotator) -> None:
+def test_candidates_for_lemma(ann: LexiconAnnotator) -> None:
     cs = ann.candidates_for_lemma("Bank", "en")
     assert [(c.sense_key, c.rank) for c in cs] == [
         ("bank%1:17:01::", 1), ("bank%1:14:00::", 2), ("bank%2:31:00::", 1)]
@@ -217,12 +218,12 @@ def test_candidates_for_lemma(ann: Annotator) -> None:
 
 def test_lexicon_version_changes_with_the_store(store: EmbeddedStore) -> None:
     lex = Lexicon.from_store(store)
-    assert lex.version == Lexicon.store_version(store)
+    assert lex.version == catalog_version(store)
     assert {"he", "en", "de", ""} <= set(lex.languages)
     other = EmbeddedStore(":memory:")
-    assert Lexicon.store_version(other) != lex.version
+    assert catalog_version(other) != lex.version
     assert len(Lexicon.from_store(other)) == 0
-    assert Annotator(other).annotate("הגבר", "he") == []
+    assert LexiconAnnotator(other).annotate("הגבר", "he") == []
 
 
 _PIECES = ["הגבר", "הַבַּדִּים", "בר", "עץ", "פרי", "ועצי", "fruit", "Trees", "tree", "bank", "UNESCO",
@@ -231,7 +232,7 @@ _PIECES = ["הגבר", "הַבַּדִּים", "בר", "עץ", "פרי", "ועצ
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.lists(st.sampled_from(_PIECES), max_size=14), st.sampled_from(["he", "en"]))
-def test_mentions_are_exact_slices_and_well_nested(ann: Annotator, pieces: list[str], lang: str) -> None:
+def test_mentions_are_exact_slices_and_well_nested(ann: LexiconAnnotator, pieces: list[str], lang: str) -> None:
     text = "".join(pieces)
     ms = ann.annotate(text, lang)
     nfc = unicodedata.normalize("NFC", text)

@@ -10,7 +10,7 @@ import time
 import pytest
 from pyoxigraph import Literal, NamedNode, Quad, RdfFormat
 
-from kg_rag.annotate import Annotator, Lexicon
+from kg_rag.annotate import Lexicon, LexiconAnnotator
 from kg_rag.namespaces import KGR, ONTOLEX, RDF, SKOS
 from kg_rag.store import EmbeddedStore
 
@@ -53,6 +53,6 @@ def test_lexicon_of_200k_keys_builds_within_budget(big_store: EmbeddedStore) -> 
     assert stats["owners"] == N_KEYS + 1 and stats["keys"] > 0.95 * N_KEYS
     assert 0.15 * N_KEYS < stats["phrases"] < 0.25 * N_KEYS
     assert cpu < 10.0, f"lexicon build took {cpu:.1f}s of CPU for {N_KEYS} keys"
-    ms = Annotator(big_store, lexicon=lex).annotate("An old tree.", "en")
+    ms = LexiconAnnotator(big_store, lexicon=lex).annotate("An old tree.", "en")
     tree = [m for m in ms if m.text == "tree"]
     assert tree and tree[0].candidates[0].concept == "https://example.org/synthetic/tree"

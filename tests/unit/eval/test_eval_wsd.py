@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -24,8 +25,14 @@ GOLD = DATA / "wsd-tiny.gold.key.txt"
 
 
 @pytest.fixture(autouse=True)
-def _cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+def _cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """Derived data on disk (the knowledge base) goes to a folder of the test."""
+    from kg_rag.settings import settings
+
+    monkeypatch.setenv("KG_RAG_CACHE_DIR", str(tmp_path / "cache"))
+    settings.cache_clear()
+    yield
+    settings.cache_clear()
 
 
 @pytest.fixture

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from pyoxigraph import Literal, NamedNode, Quad
 
+from kg_rag.derived import Derived
 from kg_rag.model import Candidate, LangText
-from kg_rag.pipeline.evidence import _CACHES, clear_cache, fetch_evidence
+from kg_rag.pipeline.evidence import EVIDENCE, fetch_evidence
 from kg_rag.store import Change, EmbeddedStore
 from tests.support.senses_fixture import EN, HE, ILI, bank_candidates, bd_candidates, load_fixture
 
@@ -49,15 +50,15 @@ def test_sense_level_evidence_and_translations(mem_store: EmbeddedStore) -> None
 
 def test_concept_evidence_is_cached(mem_store: EmbeddedStore) -> None:
     store = load_fixture(mem_store)
-    clear_cache(store)
+    Derived.of(store).invalidate()
     fetch_evidence(store, bank_candidates())
-    assert _CACHES.of(store).get(ILI + "i1") is not None
+    assert Derived.of(store).table(EVIDENCE).get(ILI + "i1") is not None
     # a cached concept is not queried again: remove its definition and it is still served
     g = NamedNode("https://w3id.org/kg-rag/id/source/fix-en")
     store.apply(Change(delete=[Quad(NamedNode(ILI + "i1"), NamedNode("http://www.w3.org/2004/02/skos/core#definition"),
                                     Literal("a financial institution that accepts deposits and lends money", language="en"), g)]))
     assert fetch_evidence(store, bank_candidates())[0].definitions
-    clear_cache(store)
+    Derived.of(store).invalidate()
     assert not fetch_evidence(store, bank_candidates())[0].definitions
 
 

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 from pyoxigraph import Literal, NamedNode
 
+from kg_rag.derived import Derived
 from kg_rag.model import Candidate, Mention, SelectionRequest
 from kg_rag.namespaces import DCT, ID, KGR, RDFS, SYNSEM
 from kg_rag.pipeline.evidence import fetch_evidence
@@ -50,8 +51,8 @@ RUN = (Candidate(T + "t-operate-v", sense=T + "t-run__2.41.00..", lemma="run", l
 
 
 @pytest.fixture
-def store(mem_store: EmbeddedStore, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> EmbeddedStore:
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+def store(mem_store: EmbeddedStore, tmp_path: Path) -> EmbeddedStore:
+    Derived.of(mem_store, tmp_path / "cache")   # the knowledge base's disk cache, per test
     return lmf_store(mem_store, tmp_path, LMF)
 
 

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from kg_rag.derived import Derived
 from kg_rag.model import Candidate, Mention, SelectionRequest
 from kg_rag.pipeline.evidence import fetch_evidence
 from kg_rag.senses.knowledge import prior
@@ -18,8 +19,8 @@ from tests.support.senses_fixture import ILI, bd_candidates, fruit_candidates, l
 
 
 @pytest.fixture
-def store(mem_store: EmbeddedStore, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> EmbeddedStore:
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+def store(mem_store: EmbeddedStore, tmp_path: Path) -> EmbeddedStore:
+    Derived.of(mem_store, tmp_path / "cache")   # the knowledge base's disk cache, per test
     return load_fixture(mem_store)
 
 

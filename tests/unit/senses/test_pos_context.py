@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from kg_rag.derived import Derived
 from kg_rag.model import Candidate, Mention, SelectionRequest
 from kg_rag.namespaces import ID
 from kg_rag.pipeline.evidence import fetch_evidence
@@ -42,8 +43,8 @@ RUN = (NOUN, OPERATE, MOVE)
 
 
 @pytest.fixture
-def store(mem_store: EmbeddedStore, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> EmbeddedStore:
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+def store(mem_store: EmbeddedStore, tmp_path: Path) -> EmbeddedStore:
+    Derived.of(mem_store, tmp_path / "cache")   # the knowledge base's disk cache, per test
     return lmf_store(mem_store, tmp_path, LMF)
 
 

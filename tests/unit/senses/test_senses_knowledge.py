@@ -6,11 +6,12 @@ from pathlib import Path
 
 import pytest
 
+from kg_rag.derived import Derived
 from kg_rag.model import Candidate, Mention, SelectionRequest
 from kg_rag.pipeline.evidence import fetch_evidence
 from kg_rag.senses.base import SenseSelector
 from kg_rag.senses.baselines import FirstSenseSelector, RandomSelector
-from kg_rag.senses.knowledge.graph import cache_dir, knowledge_base
+from kg_rag.senses.knowledge.graph import knowledge_base
 from kg_rag.senses.knowledge.selector import DEFAULT_WEIGHTS, KnowledgeSelector, Weights
 from kg_rag.store import EmbeddedStore
 from tests.support.senses_fixture import (
@@ -23,8 +24,8 @@ from tests.support.senses_fixture import (
 
 
 @pytest.fixture
-def store(mem_store: EmbeddedStore, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> EmbeddedStore:
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+def store(mem_store: EmbeddedStore, tmp_path: Path) -> EmbeddedStore:
+    Derived.of(mem_store, tmp_path / "cache")   # the knowledge base's disk cache, per test
     return load_fixture(mem_store)
 
 
@@ -132,18 +133,21 @@ def test_baselines(store: EmbeddedStore) -> None:
     assert a == b
 
 
-def test_knowledge_base_is_cached_on_disk(store: EmbeddedStore, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_knowledge_base_is_cached_on_disk(store: EmbeddedStore, monkeypatch: pytest.MonkeyPatch,
+                                          tmp_path: Path) -> None:
     from kg_rag.senses.knowledge import graph
 
+    derived = Derived.of(store, tmp_path)   # the cache folder (Settings.cache_dir) of the store
     kb = knowledge_base(store)
-    assert not list(cache_dir().glob("wsd-*.npz"))  # too small to be worth a file
-    graph._LOADED.clear()
+    assert not list(tmp_path.glob("wsd-*.npz"))  # too small to be worth a file
+    derived.invalidate()
     monkeypatch.setattr(graph, "DISK_CACHE_MIN_NODES", 1)
     kb = knowledge_base(store)
-    files = list(cache_dir().glob("wsd-*.npz"))
+    files = list(tmp_path.glob("wsd-*.npz"))
     assert len(files) == 1
     assert "gloss" in kb.rel_names and "hypernym" in kb.rel_names
     other = load_fixture(EmbeddedStore(":memory:"))
+    Derived.of(other, tmp_path)
     kb2 = knowledge_base(other)   # same catalog → read from disk
     assert kb2.nodes == kb.nodes and (kb2.edge_src == kb.edge_src).all()
     assert kb.concepts_of("he", "בד") == [(kb.index[ILI + "i7"], 1), (kb.index[ILI + "i8"], 2)]

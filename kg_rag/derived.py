@@ -1,0 +1,155 @@
+"""What is derived from one store's contents, kept in ONE registry per store.
+
+The annotator's lexicon, the knowledge base of the knowledge selector, concept evidence, verb
+frames, stored decisions: each is built from what the store holds and kept in memory (and the
+knowledge base on disk, under ``Settings.cache_dir``) until the store's vocabularies change.
+They all live in the store's :class:`Derived` registry — keyed by ONE catalog version
+(:func:`catalog_version`), guarded by ONE lock, emptied by ONE call (:meth:`Derived.invalidate`,
+which :meth:`kg_rag.api.KnowledgeGraph.invalidate` calls after a load or a drop).
+
+The module that fills an entry declares it, typed::
+
+    EVIDENCE: Table[str, ConceptEvidence] = Table("concept-evidence", 20_000)   # a bounded LRU
+    KB: Slot[KnowledgeBase] = Slot("knowledge-base")                           # one value
+
+    Derived.of(store).table(EVIDENCE).get(iri)
+    Derived.of(store).value(KB, lambda: build(store))
+
+:meth:`Derived.of` gives every caller of a store the same registry — a
+:class:`~kg_rag.api.KnowledgeGraph` and a function called with the store alone (evaluation,
+benchmarks) share it. The registry holds no reference to the store (it lives as long as the store).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import threading
+import weakref
+from collections.abc import Callable, Hashable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Generic, TypeVar, cast
+
+from kg_rag.cache import LRU
+from kg_rag.errors import StoreError
+from kg_rag.store import Store
+
+K = TypeVar("K")
+V = TypeVar("V")
+T = TypeVar("T")
+
+
+@dataclass(frozen=True, slots=True)
+class Table(Generic[K, V]):
+    """A named, bounded LRU table of a registry (facts that never change under their key until
+    the vocabularies change)."""
+
+    name: str
+    size: int
+
+
+@dataclass(frozen=True, slots=True)
+class Slot(Generic[T]):
+    """A named value of a registry, built once per catalog version. ``key`` tells apart slots
+    of one kind (e.g. the knowledge base with or without its disk cache)."""
+
+    name: str
+    key: Hashable = None
+
+
+def catalog_version(store: Store) -> str:
+    """THE version of what is loaded: a hash of the catalog (sources, checksums, load times,
+    sizes) and of the number of match keys (vocabularies written without a catalog record).
+    Equal versions mean equal derived data, so caches — in memory and on disk — are keyed by it."""
+    h = hashlib.sha256()
+    for row in store.select("select-catalog-state"):
+        for k in ("g", "sha", "time", "triples"):
+            t = row.get(k)
+            h.update(b"\x1f" + (t.value.encode("utf-8") if t is not None else b"-"))
+        h.update(b"\x1e")
+    rows = store.select("select-match-key-count")
+    h.update(b"n=" + (rows[0]["n"].value.encode() if rows and "n" in rows[0] else b"0"))
+    return h.hexdigest()[:24]
+
+
+_MISSING = object()
+
+
+class Derived:
+    """The derived data of one store (see the module docstring)."""
+
+    def __init__(self, store: Store, cache_dir: Path) -> None:
+        self._store = weakref.ref(store)
+        #: where large derived data (the knowledge base) is kept between processes
+        self.cache_dir = cache_dir
+        #: the one lock of the registry: its tables, values and version
+        self.lock = threading.RLock()
+        self._version: str | None = None
+        self._tables: dict[str, LRU[object, object]] = {}
+        self._values: dict[tuple[str, Hashable], object] = {}
+        #: bumped by every :meth:`invalidate`: holders of derived objects compare it
+        self.generation = 0
+
+    # --- one registry per store -------------------------------------------------------------
+    @classmethod
+    def of(cls, store: Store, cache_dir: Path | None = None) -> Derived:
+        """The registry of ``store`` (made on first use; ``cache_dir`` — from the settings of
+        whoever owns the store — replaces the default :attr:`Settings.cache_dir`)."""
+        with _REGISTRIES_LOCK:
+            reg = _REGISTRIES.get(store)
+            if reg is None:
+                if cache_dir is None:
+                    from kg_rag.settings import settings
+
+                    cache_dir = Path(settings().cache_dir)
+                reg = _REGISTRIES[store] = cls(store, cache_dir)
+            elif cache_dir is not None:
+                reg.cache_dir = cache_dir
+            return reg
+
+    @property
+    def store(self) -> Store:
+        s = self._store()
+        if s is None:
+            raise StoreError("the store of this registry was closed and released")
+        return s
+
+    # --- entries ----------------------------------------------------------------------------
+    def version(self) -> str:
+        """:func:`catalog_version` of the store, asked once per generation."""
+        with self.lock:
+            if self._version is None:
+                self._version = catalog_version(self.store)
+            return self._version
+
+    def table(self, spec: Table[K, V]) -> LRU[K, V]:
+        with self.lock:
+            t = self._tables.get(spec.name)
+            if t is None:
+                t = self._tables[spec.name] = LRU(spec.size, self.lock)
+            return cast(LRU[K, V], t)
+
+    def value(self, slot: Slot[T], build: Callable[[], T]) -> T:
+        """The value of ``slot``, built (under the lock, once) when absent."""
+        key = (slot.name, slot.key)
+        with self.lock:
+            v = self._values.get(key, _MISSING)
+            if v is _MISSING:
+                v = self._values[key] = build()
+            return cast(T, v)
+
+    def invalidate(self) -> None:
+        """Forget everything derived (after loading or dropping a vocabulary)."""
+        with self.lock:
+            self._version = None
+            for t in self._tables.values():
+                t.clear()
+            self._values.clear()
+            self.generation += 1
+
+
+_REGISTRIES: weakref.WeakKeyDictionary[Store, Derived] = weakref.WeakKeyDictionary()
+_REGISTRIES_LOCK = threading.Lock()
+
+
+__all__ = ["Derived", "Slot", "Table", "catalog_version"]
