@@ -138,6 +138,14 @@ class Derived:
                 v = self._values[key] = build()
             return cast(T, v)
 
+    def contents(self) -> dict[str, int]:
+        """How many entries each table holds and which values are built (1 each), by name."""
+        with self.lock:
+            out = {name: len(t) for name, t in self._tables.items()}
+            for name, _ in self._values:
+                out[name] = out.get(name, 0) + 1
+            return out
+
     def invalidate(self) -> None:
         """Forget everything derived (after loading or dropping a vocabulary)."""
         with self.lock:

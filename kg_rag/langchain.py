@@ -54,16 +54,6 @@ __all__ = ["KgRagRetriever", "answer_chain", "format_passages"]
 # store can be opened only once per process. Weak values: the store closes with its last retriever.
 _OPEN: weakref.WeakValueDictionary[tuple[str, ...], KnowledgeGraph] = weakref.WeakValueDictionary()
 _OPEN_LOCK = threading.Lock()
-# one writer at a time per knowledge graph (ask records the question and its decisions)
-_ASK_LOCKS: weakref.WeakKeyDictionary[KnowledgeGraph, threading.Lock] = weakref.WeakKeyDictionary()
-
-
-def _ask_lock(kg: KnowledgeGraph) -> threading.Lock:
-    with _OPEN_LOCK:
-        lock = _ASK_LOCKS.get(kg)
-        if lock is None:
-            lock = _ASK_LOCKS[kg] = threading.Lock()
-        return lock
 
 
 def _shared_graph(
@@ -186,16 +176,15 @@ class KgRagRetriever(BaseRetriever):
         focus: tuple[int, int] | None = None,
     ) -> Answer:
         """The full :class:`~kg_rag.model.Answer` (mentions, selections, results) for ``query``."""
-        kg = self.graph
-        with _ask_lock(kg):
-            return kg.ask(
-                query,
-                lang=language or self.language,
-                k=k or self.k,
-                wsd=wsd or self.wsd,
-                focus=focus,
-                expansion=self.expansion,
-            )
+        # the knowledge graph records the question under its own writer lock
+        return self.graph.ask(
+            query,
+            lang=language or self.language,
+            k=k or self.k,
+            wsd=wsd or self.wsd,
+            focus=focus,
+            expansion=self.expansion,
+        )
 
     # --- BaseRetriever --------------------------------------------------------------------------
     def _get_relevant_documents(

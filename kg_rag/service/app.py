@@ -42,16 +42,17 @@ def make_updater(kg: KnowledgeGraph) -> Any:
     store = kg.store
 
     def update(text: str, base_iri: str | None) -> None:
-        if isinstance(store, EmbeddedStore):
-            try:
-                store.oxigraph.update(text, base_iri=base_iri)
-            except SyntaxError as e:
-                raise QueryError(f"malformed update: {e}") from None
-            except OSError as e:
-                raise StoreError(f"update failed, nothing was written: {e}") from None
-        else:
-            store.execute_update(text)
-        kg.invalidate()  # vocabularies may have changed
+        with kg.write_lock:   # the knowledge graph's one writer lock
+            if isinstance(store, EmbeddedStore):
+                try:
+                    store.oxigraph.update(text, base_iri=base_iri)
+                except SyntaxError as e:
+                    raise QueryError(f"malformed update: {e}") from None
+                except OSError as e:
+                    raise StoreError(f"update failed, nothing was written: {e}") from None
+            else:
+                store.execute_update(text)
+            kg.invalidate()  # vocabularies may have changed
 
     return update
 

@@ -42,7 +42,6 @@ class RestApi:
         self.config = config
         self.ready = threading.Event()
         self._warm_lock = threading.Lock()
-        self._write_lock = threading.Lock()   # one indexing/deleting writer at a time
 
     # --- warm-up: build the lexicon once, before (or at) the first question ----------------
     def warm_up(self) -> None:
@@ -170,7 +169,7 @@ class RestApi:
         return JSONResponse(openapi_document())
 
     def _write(self, fn: Any, *args: Any) -> Any:
-        with self._write_lock:
+        with self.kg.write_lock:   # the knowledge graph's one writer lock (its writes take it too)
             return self._call(fn, *args)
 
     async def _uploaded_documents(self, request: Request) -> list[SourceDocument]:
