@@ -4,7 +4,7 @@ a report.
 Writes ``eval/out/wsd.md`` and ``eval/out/retrieval.md`` (Markdown tables) with ``wsd.png`` (F1)
 and ``retrieval.png`` (nDCG@10, P@1) bar charts (matplotlib) — ``eval/out/`` is git-ignored.
 The store needs the lexicons: those missing are loaded into it first (``--store``, default
-``~/.cache/kg-rag/eval-store``; OEWN takes a few minutes once).
+``eval-store`` in ``Settings.cache_dir``; OEWN takes a few minutes once).
 
     python -m kg_rag.eval.report --shared ../shared/data [--store DIR] [--out eval/out]
 """
@@ -143,7 +143,9 @@ def _retrieval(store: Store, shared: Path) -> list[tuple[str, RetrievalReport]]:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m kg_rag.eval.report", description=__doc__.split("\n")[0])
     ap.add_argument("--shared", default="../shared/data", help="the shared data folder")
-    ap.add_argument("--store", default=str(Path.home() / ".cache" / "kg-rag" / "eval-store"))
+    from kg_rag.settings import settings
+
+    ap.add_argument("--store", default=str(Path(settings().cache_dir) / "eval-store"))
     ap.add_argument("--out", default="eval/out")
     args = ap.parse_args(argv)
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
