@@ -13,6 +13,7 @@ import threading
 from collections.abc import AsyncIterator
 from typing import Any
 
+import pyoxigraph
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
 from starlette.requests import Request
@@ -35,7 +36,7 @@ class _Executors:
     def __init__(self, timeout: float) -> None:
         self.timeout = timeout
 
-    def embedded(self, engine: Any) -> Executor:
+    def embedded(self, engine: pyoxigraph.Store) -> Executor:
         return ForkExecutor(engine, self.timeout)
 
     def remote(self, endpoint: str) -> Executor:
