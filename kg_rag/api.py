@@ -37,6 +37,7 @@ from kg_rag.pipeline.retrieve import (
 from kg_rag.pipeline.write import Owner, text_change
 from kg_rag.senses.base import SenseSelector
 from kg_rag.senses.factory import make_selector
+from kg_rag.senses.mode import WsdMode
 from kg_rag.settings import Settings, settings
 from kg_rag.store import Change, Store, open_store
 from kg_rag.text.normalise import nfc, strip_bidi
@@ -101,12 +102,24 @@ class KnowledgeGraph:
         decisions, annotator, selectors — in one call (after loading or dropping vocabularies)."""
         self.derived.invalidate()
 
-    def selector(self, wsd: str | None = None) -> SenseSelector | None:
-        mode = (wsd or self.settings.wsd).strip().lower()
-        part = self._part("selector:" + mode, lambda: make_selector(mode, self.store, self.settings))
+    def mode(self, wsd: WsdMode | str | None = None) -> WsdMode:
+        """The sense selection mode ``wsd`` names (None: the ``KG_RAG_WSD`` setting);
+        InputError naming the modes for anything else."""
+        return self.settings.wsd if wsd is None or wsd == "" else WsdMode.parse(wsd)
+
+    def selector(self, wsd: WsdMode | str | None = None) -> SenseSelector | None:
+        mode = self.mode(wsd)
+        part = self._part("selector:" + mode.value, lambda: make_selector(mode, self.store, self.settings))
         return cast("SenseSelector | None", part)
 
     # --- vocabularies -----------------------------------------------------------------------
+    @staticmethod
+    def load_formats() -> tuple[str, ...]:
+        """The names :meth:`load` takes as ``fmt`` (syntaxes and source pipelines; ``auto``)."""
+        from loaders import FORMATS
+
+        return tuple(FORMATS)
+
     def load(self, paths: Iterable[str | Path], fmt: str = "auto", graph: str | None = None,
              progress: Callable[[int], None] | None = None) -> list[Any]:
         from loaders import load_file
@@ -119,23 +132,30 @@ class KnowledgeGraph:
                 self.invalidate()
 
     # --- documents --------------------------------------------------------------------------
-    def index(self, paths: Iterable[str | Path], lang: str | None = None, wsd: str | None = None,
-              progress: Callable[[int], None] | None = None) -> IndexReport:
+    def index(self, paths: Iterable[str | Path], lang: str | None = None,
+              wsd: WsdMode | str | None = None, progress: Callable[[int], None] | None = None,
+              total: Callable[[int], None] | None = None) -> IndexReport:
+        """Read the documents at ``paths`` (files or folders) and index them; ``lang`` for those
+        that do not say. ``total(n)`` is called once with the number of documents read, then
+        ``progress(1)`` after each document."""
+        mode = self.mode(wsd)
         docs = read_documents(paths, self.settings.max_document_bytes)
         if lang:
             docs = [replace(d, lang=d.lang or lang) for d in docs]
-        return self.index_documents(docs, wsd=wsd, progress=progress)
+        if total is not None:
+            total(len(docs))
+        return self.index_documents(docs, wsd=mode, progress=progress)
 
-    def index_documents(self, docs: Sequence[SourceDocument], wsd: str | None = None,
+    def index_documents(self, docs: Sequence[SourceDocument], wsd: WsdMode | str | None = None,
                         progress: Callable[[int], None] | None = None) -> IndexReport:
         limit = self.settings.max_document_bytes
         for d in docs:
             if len(d.text.encode("utf-8")) > limit:
                 raise InputError(f"document {d.id!r} is over the limit of {limit} bytes "
                                  f"(set KG_RAG_MAX_DOCUMENT_BYTES to raise it)")
-        mode = wsd or self.settings.wsd
-        if mode == "none":
-            mode = "knowledge"  # documents are always decided; --wsd none applies to matching
+        mode = self.mode(wsd)
+        if mode is WsdMode.NONE:
+            mode = WsdMode.KNOWLEDGE  # documents are always decided; none applies to matching
         with self.write_lock:
             return index_documents(self.store, docs, self.annotator, self.selector(mode), progress)
 
@@ -200,7 +220,7 @@ class KnowledgeGraph:
             code = detect(q, default="en")
         return q, code
 
-    def _analyse(self, q: str, lang: str, wsd: str, write: bool, require_concept: bool = False,
+    def _analyse(self, q: str, lang: str, wsd: WsdMode, write: bool, require_concept: bool = False,
                  focus: tuple[int, int] | None = None) -> tuple[NamedNode, tuple[Decided, ...], Outcome]:
         mentions = list(self.annotator.annotate(q, lang))
         if not mentions:
@@ -213,7 +233,7 @@ class KnowledgeGraph:
             raise InputError(f"the focus {s}:{e} ({q[s:e]!r}) is no word or phrase of the loaded "
                              "vocabularies (function words are not annotated): nothing to rank by")
         unit = Unit(0, len(q), lang, q, tuple(mentions))
-        selector = self.selector("knowledge" if wsd == "none" else wsd) if wsd != "none" else None
+        selector = self.selector(wsd) if wsd is not WsdMode.NONE else None
         outcome = decide(self.store, [unit], selector)
         iri = record.question_iri(q, lang, wsd)
         if write:
@@ -223,22 +243,24 @@ class KnowledgeGraph:
                 self.store.apply(change)
         return iri, outcome.decided, outcome
 
-    def annotate(self, text: str, lang: str | None = None, wsd: str | None = None) -> list[MentionReport]:
+    def annotate(self, text: str, lang: str | None = None,
+                 wsd: WsdMode | str | None = None) -> list[MentionReport]:
         """Mentions of ``text`` with candidates and chosen senses (decisions are recorded)."""
+        mode = self.mode(wsd)
         q, code = self._question(text, lang)
-        mode = wsd or self.settings.wsd
-        write = mode != "none"
+        write = mode is not WsdMode.NONE
         iri, decided, _ = self._analyse(q, code, mode, write=write)
         return [_report(d, iri if write and decided else None) for d in decided]
 
-    def ask(self, question: str, lang: str | None = None, k: int = 10, wsd: str | None = None,
+    def ask(self, question: str, lang: str | None = None, k: int = 10,
+            wsd: WsdMode | str | None = None,
             focus: tuple[int, int] | None = None, expansion: dict[str, float] | None = None,
             exclude_ids: Iterable[str] = ()) -> Answer:
         """Annotate the question, decide its senses, rank documents by the chosen concepts."""
         t0 = time.perf_counter()
         if not isinstance(k, int) or k < 1 or k > 1000:
             raise InputError("k must be an integer between 1 and 1000")
-        mode = (wsd or self.settings.wsd).strip().lower()
+        mode = self.mode(wsd)
         q, code = self._question(question, lang)
         if focus is not None:
             s, e = focus
@@ -257,7 +279,7 @@ class KnowledgeGraph:
                     concepts[c] = QueryConcept(c, w, is_focus or (prev.focus if prev else False), dec)
         weights = EXPANSION if expansion is None else expansion
         expanded = expand(self.store, concepts.values(), weights)
-        results = rank(self.store, expanded, k, code, match="candidate" if mode == "none" else self.match,
+        results = rank(self.store, expanded, k, code, match="candidate" if mode is WsdMode.NONE else self.match,
                        exclude_ids=frozenset(exclude_ids))
         t2 = time.perf_counter()
         return Answer(
@@ -276,17 +298,87 @@ class KnowledgeGraph:
             return explain_result(self.store, iri, document)
         return explain(self.store, iri)
 
-    def stats(self) -> dict[str, Any]:
+    def describe(self, iri: str) -> Explanation:
+        """The explanation of a question, document, annotation or decision IRI; of any other
+        resource in the store (a concept, a sense), what the store says about it (``summary``
+        has its ``resource`` rows); NotFoundError when neither."""
+        try:
+            node = NamedNode(iri)
+        except ValueError:
+            raise InputError(f"{iri!r} is not a valid IRI") from None
+        try:
+            return self.explain(iri)
+        except NotFoundError:
+            triples = self.store.construct("construct-resource", bind={"root": node})
+            if not triples:
+                raise
+        return Explanation(iri, tuple(triples), {"root": iri, "resource": [
+            {"predicate": t.predicate.value, "object": str(getattr(t.object, "value", t.object)),
+             "iri": isinstance(t.object, NamedNode),
+             "lang": getattr(t.object, "language", None) or ""} for t in triples]})
+
+    def labels(self, iris: Iterable[str], lang: str) -> dict[str, str]:
+        """A display label per concept IRI, preferring ``lang``, then English, then any
+        (concepts without a label are left out)."""
+        from kg_rag.pipeline.retrieve import concept_labels
+
+        return concept_labels(self.store, iris, lang)
+
+    # --- the store as a whole ---------------------------------------------------------------
+    def sources(self) -> list[dict[str, Any]]:
+        """The loaded sources (the catalog): one record each, with ``stale`` true when it was
+        loaded by an older mapping and should be reloaded."""
+        from dataclasses import asdict
+
+        from loaders import list_sources, stale
+
+        return [{**asdict(r), "stale": stale(r)} for r in list_sources(self.store)]
+
+    def drop_source(self, graph: str) -> None:
+        """Remove a loaded source and its catalog record (NotFoundError if there is none)."""
+        from loaders import drop_source
+
+        with self.write_lock:
+            try:
+                drop_source(self.store, graph)
+            finally:
+                self.invalidate()
+
+    def stats(self, labels: bool = False) -> dict[str, Any]:
+        """Triples per named graph, their sum and the number of documents; with ``labels``,
+        also ``labels``: how many labels each graph has per language."""
         rows = self.store.select("select-named-graphs")
         graphs = {r["g"].value: int(r["n"].value) for r in rows}
-        return {"graphs": graphs, "triples": sum(graphs.values()),
-                "documents": sum(1 for g in graphs if g.startswith(record.doc_iri("").value))}
+        out: dict[str, Any] = {
+            "graphs": graphs, "triples": sum(graphs.values()),
+            "documents": sum(1 for g in graphs if g.startswith(record.doc_iri("").value))}
+        if labels:
+            out["labels"] = [{"graph": r["g"].value, "lang": r["lang"].value, "count": int(r["n"].value)}
+                             for r in self.store.select("select-label-languages")]
+        return out
+
+    def raw_query(self, text: str, fmt: str = "json") -> tuple[bytes, str]:
+        """Run a user's read query (the standard prefixes predeclared, on its first line so that
+        error positions keep their lines); the serialised answer and its media type."""
+        from kg_rag.namespaces import PREFIXES
+
+        text = " ".join(f"PREFIX {p}: <{iri}>" for p, iri in PREFIXES.items()) + " " + text
+        return self.store.raw_query(text, fmt)
+
+    def update(self, text: str, base_iri: str | None = None) -> None:
+        """Run a user's update that a guard has checked, then forget derived data (the
+        vocabularies may have changed)."""
+        with self.write_lock:
+            try:
+                self.store.user_update(text, base_iri)
+            finally:
+                self.invalidate()
 
 
-def _question_weights(d: Decided, mode: str) -> dict[str, float]:
+def _question_weights(d: Decided, mode: WsdMode) -> dict[str, float]:
     """The concepts one mention of a question looks for, with their weights: every candidate
     alike for label matching; else the decision's readings (:func:`reading_weights`)."""
-    if mode == "none" or not d.mention.ambiguous:
+    if mode is WsdMode.NONE or not d.mention.ambiguous:
         return question_weights(d.mention.concepts, None)
     sel = d.selection
     if sel is None or sel.chosen is None:

@@ -42,11 +42,10 @@ except ImportError as e:  # pragma: no cover - depends on the installed extras
 
 from pydantic import ConfigDict, Field, PrivateAttr, field_validator, model_validator
 
+from kg_rag import WsdMode
 from kg_rag.api import KnowledgeGraph
 from kg_rag.errors import InputError
 from kg_rag.model import Answer, Result
-from kg_rag.pipeline.retrieve import concept_labels
-from kg_rag.senses.factory import MODES
 
 __all__ = ["KgRagRetriever", "answer_chain", "format_passages"]
 
@@ -72,13 +71,6 @@ def _shared_graph(
             kg = KnowledgeGraph.open(path=path, endpoint=endpoint, update_endpoint=update_endpoint)
             _OPEN[key] = kg
         return kg
-
-
-def _wsd_mode(value: object) -> str:
-    mode = value.strip().lower().replace(" ", "") if isinstance(value, str) else ""
-    if mode not in MODES:
-        raise InputError(f"unknown sense selection mode {value!r}; use one of {', '.join(MODES)}")
-    return mode
 
 
 def _focus(value: object) -> tuple[int, int] | None:
@@ -118,7 +110,7 @@ class KgRagRetriever(BaseRetriever):
     """An open knowledge graph to use instead of ``path``/``endpoint``."""
     k: int = Field(default=4, ge=1, le=1000)
     """Number of documents to return."""
-    wsd: str | None = None
+    wsd: WsdMode | None = None
     """Sense selection: ``knowledge`` (offline), ``llm``, ``llm,knowledge``, ``none`` (label
     matching, every candidate concept); None = the ``KG_RAG_WSD`` setting."""
     language: str | None = None
@@ -129,13 +121,13 @@ class KgRagRetriever(BaseRetriever):
 
     _kg: KnowledgeGraph | None = PrivateAttr(default=None)
 
-    @field_validator("wsd")
+    @field_validator("wsd", mode="before")
     @classmethod
-    def _check_wsd(cls, v: str | None) -> str | None:
+    def _check_wsd(cls, v: object) -> WsdMode | None:
         if v is None:
             return None
         try:
-            return _wsd_mode(v)
+            return WsdMode.parse(v)
         except InputError as e:
             raise ValueError(str(e)) from None
 
@@ -171,7 +163,7 @@ class KgRagRetriever(BaseRetriever):
         self,
         query: str,
         k: int | None = None,
-        wsd: str | None = None,
+        wsd: WsdMode | str | None = None,
         language: str | None = None,
         focus: tuple[int, int] | None = None,
     ) -> Answer:
@@ -210,7 +202,7 @@ class KgRagRetriever(BaseRetriever):
             raise InputError("k must be an integer between 1 and 1000")
         wsd = options.get("wsd")
         if wsd is not None:
-            wsd = _wsd_mode(wsd)
+            wsd = WsdMode.parse(wsd)
         focus = _focus(options.get("focus"))
         answer = self.ask(query, k=k, wsd=wsd, language=options.get("language"), focus=focus)
         return answer_documents(self.graph, answer)
@@ -236,7 +228,7 @@ def _chosen_senses(kg: KnowledgeGraph, answer: Answer) -> list[dict[str, Any]]:
                 "candidates": list(m.mention.concepts),
             }
         )
-    labels = concept_labels(kg.store, [r["concept"] for r in rows], "en") if rows else {}
+    labels = kg.labels([r["concept"] for r in rows], "en") if rows else {}
     for r in rows:
         r["label"] = labels.get(r["concept"], "")
     return rows
@@ -265,7 +257,7 @@ def _document(r: Result, answer: Answer, chosen: list[dict[str, Any]], location:
             "chosen_senses": [dict(c) for c in chosen],
             "question_iri": answer.question_iri,
             "question_lang": answer.lang,
-            "wsd": answer.wsd,
+            "wsd": answer.wsd.value,
             "store": location,
         },
     )

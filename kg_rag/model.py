@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from kg_rag.senses.mode import WsdMode
 
 
 @dataclass(frozen=True, slots=True)
@@ -151,7 +155,7 @@ class Answer:
     lang: str
     mentions: tuple[MentionReport, ...]
     results: tuple[Result, ...]
-    wsd: str
+    wsd: WsdMode
     llm_calls: int = 0
     tokens_in: int = 0
     tokens_out: int = 0

@@ -50,7 +50,7 @@ def result_dict(r: Result) -> dict[str, Any]:
 
 def answer_dict(a: Answer) -> dict[str, Any]:
     return {
-        "question": a.question, "question_iri": a.question_iri, "lang": a.lang, "wsd": a.wsd,
+        "question": a.question, "question_iri": a.question_iri, "lang": a.lang, "wsd": a.wsd.value,
         "mentions": [mention_dict(m) for m in a.mentions],
         "results": [result_dict(r) for r in a.results],
         "llm": {"calls": a.llm_calls, "tokens_in": a.tokens_in, "tokens_out": a.tokens_out},

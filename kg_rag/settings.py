@@ -10,7 +10,8 @@ from dataclasses import dataclass, field, fields, replace
 from functools import lru_cache
 from pathlib import Path
 
-from kg_rag.errors import ConfigError
+from kg_rag.errors import ConfigError, InputError
+from kg_rag.senses.mode import WsdMode
 
 
 def default_store_path() -> Path:
@@ -32,7 +33,7 @@ class Settings:
     update_endpoint: str | None = None     # remote SPARQL update endpoint
     store_endpoint: str | None = None      # remote Graph Store Protocol endpoint
     remote_timeout: float = 30.0
-    wsd: str = "knowledge"                 # knowledge | llm | none | llm,knowledge
+    wsd: WsdMode = WsdMode.KNOWLEDGE       # the default sense selection mode (WsdMode)
     llm_base_url: str | None = None
     llm_api_key: str | None = field(default=None, repr=False)
     llm_model: str = "gpt-4o-mini"
@@ -90,7 +91,14 @@ def _coerce(name: str, raw: str, default: object) -> object:
     if raw == "":
         if default is None:
             return None
-        raise ConfigError(f"{key} is empty; unset it to use the default {default!r} or give a value")
+        shown_default = default.value if isinstance(default, WsdMode) else default
+        raise ConfigError(f"{key} is empty; unset it to use the default {shown_default!r} or give a value")
+    if isinstance(default, WsdMode):
+        try:
+            return WsdMode.parse(raw)
+        except InputError:
+            raise ConfigError(f"{key}={shown} is not a valid value; use one of "
+                              f"{WsdMode.names()}") from None
     if name in _URLS:
         parts = urllib.parse.urlsplit(raw)
         if parts.scheme not in ("http", "https") or not parts.netloc:

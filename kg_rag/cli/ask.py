@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 
 from kg_rag.api import KnowledgeGraph
-from kg_rag.cli.common import print_json, store_from_args
+from kg_rag.cli.common import WSD_HELP, print_json, store_from_args, wsd_arg
 from kg_rag.cli.render import answer_text, mention_lines
 from kg_rag.errors import InputError
 from kg_rag.serialize import answer_dict, mention_dict
@@ -25,7 +25,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("question")
     p.add_argument("--lang", default="auto", help="language code or auto (default)")
     p.add_argument("-k", type=int, default=10, help="number of documents (default 10)")
-    p.add_argument("--wsd", help="knowledge (default), llm, llm,knowledge, none, first-sense, random")
+    p.add_argument("--wsd", type=wsd_arg, help=WSD_HELP)
     p.add_argument("--focus", type=str, help="START:END of the word the question is about")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_ask)
@@ -33,7 +33,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p = sub.add_parser("annotate", help="show the mentions, candidates and chosen senses of a text")
     p.add_argument("text")
     p.add_argument("--lang", default="auto")
-    p.add_argument("--wsd")
+    p.add_argument("--wsd", type=wsd_arg, help=WSD_HELP)
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_annotate)
 
@@ -53,20 +53,18 @@ def cmd_ask(args: argparse.Namespace) -> int:
         if args.json:
             print_json(answer_dict(answer))
         else:
-            print(answer_text(kg.store, answer))
+            print(answer_text(kg, answer))
     return 0
 
 
 def cmd_annotate(args: argparse.Namespace) -> int:
-    from kg_rag.pipeline.retrieve import concept_labels
-
     with KnowledgeGraph(store_from_args(args)) as kg:
         reports = kg.annotate(args.text, lang=args.lang, wsd=args.wsd)
         if args.json:
             print_json([mention_dict(r) for r in reports])
         else:
             lang = reports[0].mention.lang if reports else "en"
-            labels = concept_labels(kg.store, [c.concept for r in reports for c in r.mention.candidates], lang)
+            labels = kg.labels([c.concept for r in reports for c in r.mention.candidates], lang)
             print(for_terminal("\n".join(mention_lines(reports, labels)) or "no mentions"))
     return 0
 

@@ -1,4 +1,5 @@
-"""Helpers shared by CLI commands: opening the store, printing JSON, progress bars."""
+"""Helpers shared by CLI commands: opening the store, parsing ``--wsd``, printing JSON,
+progress bars."""
 
 from __future__ import annotations
 
@@ -7,11 +8,22 @@ import json
 import sys
 from typing import Any
 
-from kg_rag.store import Store, open_store
+from kg_rag import InputError, Store, WsdMode, open_store
+
+#: the help text of every ``--wsd`` option
+WSD_HELP = f"sense selection: {WsdMode.names()} (default: KG_RAG_WSD, else knowledge)"
 
 
 def store_from_args(args: argparse.Namespace) -> Store:
     return open_store(path=args.store, endpoint=args.endpoint, update_endpoint=args.update_endpoint)
+
+
+def wsd_arg(value: str) -> WsdMode:
+    """``--wsd``: a :class:`WsdMode` (a typo ends the command with exit code 2, naming them)."""
+    try:
+        return WsdMode.parse(value)
+    except InputError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
 
 
 def print_json(obj: Any) -> None:

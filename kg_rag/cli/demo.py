@@ -8,16 +8,15 @@ import time
 from typing import Any
 
 from kg_rag.api import KnowledgeGraph
-from kg_rag.cli.common import print_json, store_from_args
+from kg_rag.cli.common import WSD_HELP, print_json, store_from_args, wsd_arg
 from kg_rag.cli.render import answer_text
-from kg_rag.pipeline.retrieve import concept_labels
 from kg_rag.resources import resource_path
 from kg_rag.text.normalise import for_terminal
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p = sub.add_parser("demo", help="load the bundled sample and run the paper's four Hebrew sentences")
-    p.add_argument("--wsd", default=None, help="selector (default knowledge; llm needs an API)")
+    p.add_argument("--wsd", type=wsd_arg, default=None, help=WSD_HELP + "; llm needs an API")
     p.add_argument("-k", type=int, default=3)
     p.add_argument("--all", action="store_true", help="run every demo question, not only the paper's four")
     p.add_argument("--json", action="store_true")
@@ -65,15 +64,15 @@ def cmd_demo(args: argparse.Namespace) -> int:
                                      "chosen": chosen, "correct": ok, "question_iri": a.question_iri,
                                      "top": [r.doc_id for r in a.results]})
             if not args.json:
-                gold = concept_labels(kg.store, [q["gold_concept"]], "en").get(q["gold_concept"], "?")
-                print(answer_text(kg.store, a))
+                gold = kg.labels([q["gold_concept"]], "en").get(q["gold_concept"], "?")
+                print(answer_text(kg, a))
                 print(for_terminal(f"  expected: {gold} — {'RIGHT' if ok else 'WRONG'}"
                                    + (f" ({q['note']})" if q.get("note") else "")) + "\n")
         out["right"], out["total"] = right, len(questions)
         if args.json:
             print_json(out)
             return 0
-        print(f"{right} of {len(questions)} right with the {args.wsd or kg.settings.wsd} selector\n")
+        print(f"{right} of {len(questions)} right with the {kg.mode(args.wsd)} selector\n")
         if last_iri:
             print("explain the last question (kg-rag explain IRI):")
             print(kg.explain(last_iri).text())

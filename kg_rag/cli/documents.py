@@ -8,14 +8,14 @@ import sys
 from tqdm import tqdm
 
 from kg_rag.api import KnowledgeGraph
-from kg_rag.cli.common import print_json, progress_enabled, store_from_args
+from kg_rag.cli.common import WSD_HELP, print_json, progress_enabled, store_from_args, wsd_arg
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p = sub.add_parser("index", help="index documents (txt, md, html, jsonl; folders walked)")
     p.add_argument("paths", nargs="+", metavar="PATH")
     p.add_argument("--lang", help="language of documents that do not say (default: detected per paragraph)")
-    p.add_argument("--wsd", help="selector for ambiguous mentions (default knowledge)")
+    p.add_argument("--wsd", type=wsd_arg, help=WSD_HELP + " (documents are always decided)")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_index)
 
@@ -29,17 +29,15 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 
 
 def cmd_index(args: argparse.Namespace) -> int:
-    from kg_rag.documents import read_documents
-
     with KnowledgeGraph(store_from_args(args)) as kg:
-        docs = read_documents(args.paths, kg.settings.max_document_bytes)
-        if args.lang:
-            from dataclasses import replace
+        bar = tqdm(unit="doc", disable=not progress_enabled(), file=sys.stderr)
 
-            docs = [replace(d, lang=d.lang or args.lang) for d in docs]
-        bar = tqdm(total=len(docs), unit="doc", disable=not progress_enabled(), file=sys.stderr)
+        def total(n: int) -> None:
+            bar.total = n
+            bar.refresh()
+
         try:
-            rep = kg.index_documents(docs, wsd=args.wsd, progress=bar.update)
+            rep = kg.index(args.paths, lang=args.lang, wsd=args.wsd, progress=bar.update, total=total)
         finally:
             bar.close()
     if args.json:

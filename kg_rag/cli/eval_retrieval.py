@@ -4,9 +4,22 @@ from __future__ import annotations
 
 import argparse
 import sys
+from typing import Literal
 
+from kg_rag import WsdMode
 from kg_rag.api import KnowledgeGraph
-from kg_rag.cli.common import print_json, progress_enabled, store_from_args
+from kg_rag.cli.common import print_json, progress_enabled, store_from_args, wsd_arg
+
+
+def _modes(value: str) -> list[WsdMode | Literal["bm25"]]:
+    """``--wsd`` of ``eval retrieval``: comma-separated modes (and ``bm25``); exit 2 on a typo."""
+    modes: list[WsdMode | Literal["bm25"]] = []
+    for name in (m.strip() for m in value.split(",")):
+        if name == "bm25":
+            modes.append("bm25")
+        elif name:
+            modes.append(wsd_arg(name))
+    return modes
 
 
 def register_retrieval(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -14,8 +27,8 @@ def register_retrieval(sub: argparse._SubParsersAction) -> None:  # type: ignore
                        description="Index the corpus, ask every query (focus from metadata start/end), "
                                    "exclude the query's own id, score against qrels/test.tsv.")
     p.add_argument("folder", metavar="DIR", help="BEIR folder: corpus.jsonl, queries.jsonl, qrels/test.tsv")
-    p.add_argument("--wsd", default="none,knowledge",
-                   help="comma-separated modes: none, knowledge, llm, first-sense, random (default none,knowledge); "
+    p.add_argument("--wsd", type=_modes, default=[WsdMode.NONE, WsdMode.KNOWLEDGE],
+                   help=f"comma-separated modes of {WsdMode.names()} (default none,knowledge); "
                         "bm25 is always added as the reference row")
     p.add_argument("-k", type=int, default=10)
     p.add_argument("--keep", action="store_true", help="keep the indexed corpus and the questions it recorded in the store")
@@ -26,7 +39,7 @@ def register_retrieval(sub: argparse._SubParsersAction) -> None:  # type: ignore
 def cmd_retrieval(args: argparse.Namespace) -> int:
     from kg_rag.eval.retrieval import evaluate_retrieval
 
-    modes = [m.strip() for m in args.wsd.split(",") if m.strip()]
+    modes = list(args.wsd)
     if "bm25" not in modes:
         modes.append("bm25")
     with KnowledgeGraph(store_from_args(args)) as kg:

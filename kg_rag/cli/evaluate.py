@@ -10,9 +10,9 @@ import argparse
 import sys
 from collections.abc import Callable
 
-from kg_rag.cli.common import print_json, progress_enabled, store_from_args
-
-WSD_CHOICES = ("knowledge", "llm", "first-sense", "random")
+from kg_rag import InputError, WsdMode
+from kg_rag.api import KnowledgeGraph
+from kg_rag.cli.common import print_json, progress_enabled, store_from_args, wsd_arg
 
 
 def _register_wsd(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -22,7 +22,8 @@ def _register_wsd(sub: argparse._SubParsersAction) -> None:  # type: ignore[type
     p.add_argument("--data", required=True, metavar="X.data.xml", help="unified-format corpus")
     p.add_argument("--gold", required=True, metavar="X.gold.key.txt", help="gold key file")
     p.add_argument("--lang", help="lexicon language (default: the corpus' lang attribute, else en)")
-    p.add_argument("--wsd", choices=WSD_CHOICES, default="knowledge", help="selector (default knowledge)")
+    p.add_argument("--wsd", type=wsd_arg, default=WsdMode.KNOWLEDGE,
+                   help=f"the selector scored: a mode of {WsdMode.names()} but none (default knowledge)")
     p.add_argument("--window", type=int, default=1,
                    help="neighbouring sentences on each side used as context (default 1)")
     p.add_argument("--predictions", metavar="OUT.key.txt", help="write the chosen keys here")
@@ -51,25 +52,21 @@ def cmd_wsd(args: argparse.Namespace) -> int:
     from kg_rag.eval.report import wsd_table
     from kg_rag.eval.wsd import evaluate
 
-    store = store_from_args(args)
-    try:
-        from kg_rag.senses.factory import make_selector
-        from kg_rag.settings import settings
-
-        selector = make_selector(args.wsd, store, settings())
+    if args.wsd is WsdMode.NONE:
+        raise InputError("eval wsd scores a sense selector; --wsd none has none (pick another mode)")
+    with KnowledgeGraph(store_from_args(args)) as kg:
+        selector = kg.selector(args.wsd)
         bar = None
         if progress_enabled() and not args.json:
             from tqdm import tqdm
 
             n = len(read_corpus(args.data).instances)
             bar = tqdm(total=n, unit="inst", file=sys.stderr, desc="eval wsd", leave=False)
-        report = evaluate(store, selector, args.data, args.gold, lang=args.lang, window=args.window,
+        report = evaluate(kg.store, selector, args.data, args.gold, lang=args.lang, window=args.window,
                           predictions=args.predictions, any_pos=args.any_pos,
                           progress=(lambda k: bar.update(k)) if bar is not None else None)
         if bar is not None:
             bar.close()
-    finally:
-        store.close()
     if args.json:
         print_json(report.as_dict())
     else:

@@ -10,14 +10,13 @@ from tqdm import tqdm
 
 from kg_rag.api import KnowledgeGraph
 from kg_rag.cli.common import print_json, progress_enabled, store_from_args
+from kg_rag.errors import InputError
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    from loaders import FORMATS
-
     p = sub.add_parser("load", help="load SKOS / OntoLex / WordNet LMF files (one named graph each)")
     p.add_argument("files", nargs="+", metavar="FILE")
-    p.add_argument("--format", default="auto", choices=FORMATS,
+    p.add_argument("--format", default="auto", choices=KnowledgeGraph.load_formats(),
                    help="syntax or pipeline (default: by file name and content)")
     p.add_argument("--graph", metavar="IRI",
                    help="named graph for the source (default …/id/source/<file stem>; one file only)")
@@ -38,8 +37,6 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 
 
 def cmd_load(args: argparse.Namespace) -> int:
-    from kg_rag.errors import InputError
-
     if args.graph and len(args.files) > 1:
         raise InputError("--graph names the graph of ONE source; load the files one at a time")
     reports = []
@@ -62,34 +59,30 @@ def cmd_load(args: argparse.Namespace) -> int:
 
 
 def cmd_sources(args: argparse.Namespace) -> int:
-    from loaders import list_sources, stale
-
-    with store_from_args(args) as store:
-        records = list_sources(store)
+    with KnowledgeGraph(store_from_args(args)) as kg:
+        records = kg.sources()
     if args.json:
-        print_json([{**asdict(r), "stale": stale(r)} for r in records])
+        print_json(records)
     else:
         for r in records:
-            note = "\tstale: loaded by an older mapping, reload it" if stale(r) else ""
-            print(f"<{r.graph}>\t{r.kind}\t{r.triples} triples\t{','.join(r.languages)}\t"
-                  f"{r.title}\t{r.loaded_at}{note}")
+            note = "\tstale: loaded by an older mapping, reload it" if r["stale"] else ""
+            print(f"<{r['graph']}>\t{r['kind']}\t{r['triples']} triples\t{','.join(r['languages'])}\t"
+                  f"{r['title']}\t{r['loaded_at']}{note}")
     return 0
 
 
 def cmd_drop(args: argparse.Namespace) -> int:
-    from loaders import drop_source
-
-    with store_from_args(args) as store:
-        drop_source(store, args.graph)
+    with KnowledgeGraph(store_from_args(args)) as kg:
+        kg.drop_source(args.graph)
     print(f"dropped <{args.graph}>")
     return 0
 
 
 def cmd_stats(args: argparse.Namespace) -> int:
-    with store_from_args(args) as store:
-        graphs = [(r["g"].value, int(r["n"].value)) for r in store.select("select-named-graphs")]
-        langs = [(r["g"].value, r["lang"].value, int(r["n"].value))
-                 for r in store.select("select-label-languages")]
+    with KnowledgeGraph(store_from_args(args)) as kg:
+        stats = kg.stats(labels=True)
+    graphs = list(stats["graphs"].items())
+    langs = [(r["graph"], r["lang"], r["count"]) for r in stats["labels"]]
     if args.json:
         print_json({
             "graphs": [{"graph": g, "triples": n} for g, n in graphs],

@@ -7,9 +7,9 @@ import re
 import sys
 from pathlib import Path
 
+from kg_rag.api import KnowledgeGraph
 from kg_rag.cli.common import store_from_args
 from kg_rag.errors import InputError, QueryError
-from kg_rag.namespaces import PREFIXES
 
 FORMATS = ("json", "csv", "tsv", "xml", "turtle", "ntriples")
 # IRIs, strings (long and short) and comments: removed before looking for update keywords
@@ -54,10 +54,8 @@ def cmd_sparql(args: argparse.Namespace) -> int:
     else:
         text = args.query
     check_read_only(text)
-    # the standard prefixes, on the query's first line so that error positions keep their lines
-    text = " ".join(f"PREFIX {p}: <{iri}>" for p, iri in PREFIXES.items()) + " " + text
-    with store_from_args(args) as store:
-        body, _media = store.raw_query(text, args.format)
+    with KnowledgeGraph(store_from_args(args)) as kg:
+        body, _media = kg.raw_query(text, args.format)  # the standard prefixes predeclared
     out = sys.stdout.buffer
     out.write(body)
     if not body.endswith(b"\n"):

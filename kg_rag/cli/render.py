@@ -3,9 +3,8 @@ no raw bidi controls printed)."""
 
 from __future__ import annotations
 
+from kg_rag.api import KnowledgeGraph
 from kg_rag.model import Answer, MentionReport
-from kg_rag.pipeline.retrieve import concept_labels
-from kg_rag.store import Store
 from kg_rag.text.normalise import for_terminal
 
 
@@ -36,9 +35,9 @@ def mention_lines(reports: tuple[MentionReport, ...] | list[MentionReport], labe
     return out
 
 
-def answer_text(store: Store, a: Answer, passages: bool = True) -> str:
+def answer_text(kg: KnowledgeGraph, a: Answer, passages: bool = True) -> str:
     iris = [c.concept for r in a.mentions for c in r.mention.candidates]
-    labels = concept_labels(store, iris, a.lang)
+    labels = kg.labels(iris, a.lang)
     lines = [f"question [{a.lang}] ({a.wsd}): {a.question}", f"  <{a.question_iri}>"]
     lines += mention_lines(a.mentions, labels)
     if not a.results:

@@ -15,16 +15,19 @@ import argparse
 import logging
 import sys
 from pathlib import Path
+from typing import Literal
 
 from kg_rag.eval.retrieval import RetrievalReport
 from kg_rag.eval.wsd import SystemResult, WsdReport
+from kg_rag.senses.mode import WsdMode
 from kg_rag.store import Store
 from kg_rag.text.normalise import for_terminal
 
 log = logging.getLogger(__name__)
 
 #: retrieval modes compared on every BEIR folder of ``shared/retrieval`` (bm25: the reference row)
-RETRIEVAL_MODES = ("none", "knowledge", "first-sense", "bm25")
+RETRIEVAL_MODES: tuple[WsdMode | Literal["bm25"], ...] = (
+    WsdMode.NONE, WsdMode.KNOWLEDGE, WsdMode.FIRST_SENSE, "bm25")
 
 #: (name, corpus stem, language, lexicon files it needs)
 DEV_SETS: tuple[tuple[str, str, str, tuple[str, ...]], ...] = (

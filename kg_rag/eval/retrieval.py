@@ -15,12 +15,13 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from kg_rag.api import KnowledgeGraph
 from kg_rag.documents import SourceDocument
 from kg_rag.errors import InputError, KgRagError
 from kg_rag.eval.significance import Paired, paired
+from kg_rag.senses.mode import WsdMode
 from kg_rag.text.normalise import nfc
 
 log = logging.getLogger(__name__)
@@ -217,7 +218,8 @@ class RetrievalReport:
         return "\n".join(lines)
 
 
-def evaluate_retrieval(kg: KnowledgeGraph, folder: str | Path, modes: Sequence[str], k: int = 10,
+def evaluate_retrieval(kg: KnowledgeGraph, folder: str | Path, modes: Sequence[WsdMode | Literal["bm25"]],
+                       k: int = 10,
                        keep: bool = False, progress: Callable[[int], None] | None = None) -> RetrievalReport:
     data = read_beir(folder)
     rep = RetrievalReport(len(data.queries), k=k, problems=list(data.problems))
@@ -258,9 +260,9 @@ def evaluate_retrieval(kg: KnowledgeGraph, folder: str | Path, modes: Sequence[s
             kg.delete_many(d.id for d in data.corpus)
             kg.forget_questions(iris=asked - had)
     if "none" in values:
-        for mode, v in values.items():
-            if mode != "none":
-                rep.vs_none[mode] = {m: paired({q: x[m] for q, x in v.items()},
+        for name, v in values.items():
+            if name != "none":
+                rep.vs_none[name] = {m: paired({q: x[m] for q, x in v.items()},
                                                {q: x[m] for q, x in values["none"].items()})
                                      for m in compared_names(k)}
     return rep

@@ -16,6 +16,7 @@ from pyoxigraph import Literal, NamedNode, Quad
 
 from kg_rag.model import Agent, Mention, Selection
 from kg_rag.namespaces import DCT, DECISIONS_GRAPH, ID, KGR, OA, PROV, RDF, RDFS, XSD
+from kg_rag.senses.mode import WsdMode
 from kg_rag.text.normalise import match_key
 
 
@@ -31,8 +32,10 @@ def doc_iri(doc_id: str) -> NamedNode:
     return NamedNode(ID + "doc/" + urllib.parse.quote(doc_id, safe=""))
 
 
-def question_iri(text: str, lang: str, wsd: str) -> NamedNode:
-    return NamedNode(ID + "question/" + sha256(text, lang, wsd)[:32])
+def question_iri(text: str, lang: str, wsd: WsdMode) -> NamedNode:
+    """One graph per distinct question, language and mode (the hash takes the mode's value,
+    so IRIs stay those of the plain-string modes before)."""
+    return NamedNode(ID + "question/" + sha256(text, lang, wsd.value)[:32])
 
 
 def agent_iri(agent: Agent) -> NamedNode:

@@ -1,6 +1,7 @@
 """Sense selection: a :class:`SenseSelector` chooses among a mention's candidate senses.
 
-- :mod:`.base` — the interface; :mod:`.factory` — the selector a mode names;
+- :mod:`.mode` — :class:`WsdMode`, the one list of modes; :mod:`.base` — the interface;
+  :mod:`.factory` — the selector a mode names;
 - :mod:`.knowledge` — the offline knowledge-based selector and its signals;
 - :mod:`.llm` — the paper's method: a chat model prompted with the dictionary senses;
 - :mod:`.fallback` — one selector standing in when another cannot work;
@@ -10,6 +11,7 @@
 from __future__ import annotations
 
 from kg_rag.senses.base import SenseSelector
-from kg_rag.senses.factory import MODES, make_selector
+from kg_rag.senses.factory import make_selector
+from kg_rag.senses.mode import WsdMode
 
-__all__ = ["MODES", "SenseSelector", "make_selector"]
+__all__ = ["SenseSelector", "WsdMode", "make_selector"]

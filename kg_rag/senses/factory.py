@@ -1,43 +1,41 @@
-"""Build the sense selector named by ``--wsd`` / ``KG_RAG_WSD``.
-
-``none`` (label matching, no selector), ``knowledge`` (offline default), ``llm``,
-``llm,knowledge`` (LLM with an explicit fall-back), ``first-sense``, ``random``.
-"""
+"""Build the sense selector a :class:`~kg_rag.senses.mode.WsdMode` names."""
 
 from __future__ import annotations
 
-from kg_rag.errors import ConfigError
-from kg_rag.senses.base import SenseSelector
-from kg_rag.settings import Settings
-from kg_rag.store import Store
+from typing import TYPE_CHECKING
 
-MODES = ("none", "knowledge", "llm", "llm,knowledge", "first-sense", "random")
+from kg_rag.senses.mode import WsdMode
+
+if TYPE_CHECKING:
+    from kg_rag.senses.base import SenseSelector
+    from kg_rag.settings import Settings
+    from kg_rag.store import Store
 
 
-def make_selector(mode: str, store: Store, config: Settings) -> SenseSelector | None:
-    mode = mode.strip().lower().replace(" ", "")
-    if mode == "none":
+def make_selector(mode: WsdMode, store: Store, config: Settings) -> SenseSelector | None:
+    """The selector of ``mode`` (None for :attr:`WsdMode.NONE`: label matching)."""
+    if mode == WsdMode.NONE:
         return None
-    if mode == "knowledge":
+    if mode == WsdMode.KNOWLEDGE:
         from kg_rag.senses.knowledge.selector import KnowledgeSelector
 
         return KnowledgeSelector(store)
-    if mode == "first-sense":
+    if mode == WsdMode.FIRST_SENSE:
         from kg_rag.senses.baselines import FirstSenseSelector
 
         return FirstSenseSelector()
-    if mode == "random":
+    if mode == WsdMode.RANDOM:
         from kg_rag.senses.baselines import RandomSelector
 
         return RandomSelector(seed=0)
-    if mode == "llm":
+    if mode == WsdMode.LLM:
         from kg_rag.senses.llm.selector import LLMSenseSelector
 
         return LLMSenseSelector.from_settings(config)
-    if mode == "llm,knowledge":
+    if mode == WsdMode.LLM_KNOWLEDGE:
         from kg_rag.senses.fallback import FallbackSelector
         from kg_rag.senses.knowledge.selector import KnowledgeSelector
         from kg_rag.senses.llm.selector import LLMSenseSelector
 
         return FallbackSelector(LLMSenseSelector.from_settings(config), KnowledgeSelector(store))
-    raise ConfigError(f"unknown sense selection mode {mode!r}; use one of {', '.join(MODES)}")
+    raise TypeError(f"make_selector wants a WsdMode, not {mode!r} (parse text with WsdMode.parse)")

@@ -13,6 +13,7 @@ import threading
 from collections.abc import AsyncIterator
 from typing import Any
 
+import pyoxigraph
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
 from starlette.requests import Request
@@ -20,39 +21,39 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from kg_rag.api import KnowledgeGraph
-from kg_rag.errors import ConfigError, QueryError, StoreError
+from kg_rag.errors import ConfigError
 from kg_rag.service.problems import HANDLERS, CatchAll
 from kg_rag.service.sparql_endpoint import SparqlService
 from kg_rag.service.worker import Executor, ForkExecutor, RemoteExecutor
 from kg_rag.settings import Settings
-from kg_rag.store import EmbeddedStore, RemoteStore, Store
 
 log = logging.getLogger(__name__)
 
 
-def make_executor(store: Store, config: Settings) -> Executor:
-    if isinstance(store, EmbeddedStore):
-        return ForkExecutor(store.oxigraph, config.query_timeout)
-    if isinstance(store, RemoteStore):
-        return RemoteExecutor(store.endpoint, config.query_timeout)
-    raise ConfigError(f"the service cannot run public queries on a {type(store).__name__}")
+class _Executors:
+    """The executor of public queries for each kind of engine (the store picks one)."""
+
+    def __init__(self, timeout: float) -> None:
+        self.timeout = timeout
+
+    def embedded(self, engine: pyoxigraph.Store) -> Executor:
+        return ForkExecutor(engine, self.timeout)
+
+    def remote(self, endpoint: str) -> Executor:
+        return RemoteExecutor(endpoint, self.timeout)
+
+
+def make_executor(kg: KnowledgeGraph, config: Settings) -> Executor:
+    try:
+        return kg.store.on_engine(_Executors(config.query_timeout))
+    except ConfigError:
+        raise ConfigError(f"the service cannot run public queries on a "
+                          f"{type(kg.store).__name__}") from None
 
 
 def make_updater(kg: KnowledgeGraph) -> Any:
-    store = kg.store
-
     def update(text: str, base_iri: str | None) -> None:
-        with kg.write_lock:   # the knowledge graph's one writer lock
-            if isinstance(store, EmbeddedStore):
-                try:
-                    store.oxigraph.update(text, base_iri=base_iri)
-                except SyntaxError as e:
-                    raise QueryError(f"malformed update: {e}") from None
-                except OSError as e:
-                    raise StoreError(f"update failed, nothing was written: {e}") from None
-            else:
-                store.execute_update(text)
-            kg.invalidate()  # vocabularies may have changed
+        kg.update(text, base_iri)  # vocabularies may have changed: kg forgets derived data
 
     return update
 
@@ -64,7 +65,7 @@ def create_app(kg: KnowledgeGraph, config: Settings | None = None, *, slots: int
     if cfg.allow_updates and not cfg.service_token:
         raise ConfigError("updates are enabled but KG_RAG_SERVICE_TOKEN is not set; set it to a "
                           "long random string (clients send it as a Bearer token)")
-    sparql = SparqlService(cfg, make_executor(kg.store, cfg), make_updater(kg), slots=slots)
+    sparql = SparqlService(cfg, make_executor(kg, cfg), make_updater(kg), slots=slots)
 
     from kg_rag.service.page import page_routes
     from kg_rag.service.rest import RestApi

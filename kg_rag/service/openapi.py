@@ -9,7 +9,7 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Any
 
-from kg_rag import __version__
+from kg_rag import WsdMode, __version__
 
 _PROBLEM = {"$ref": "#/components/schemas/Problem"}
 
@@ -74,7 +74,8 @@ SCHEMAS: dict[str, Any] = {
         "language": {"type": "string", "nullable": True, "description": "BCP 47 code or 'auto'"},
         "k": {"type": "integer", "minimum": 1, "maximum": 1000, "default": 10},
         "wsd": {"type": "string", "nullable": True,
-                "description": "knowledge, llm, llm,knowledge, none, first-sense, random"},
+                "enum": [m.value for m in WsdMode],
+                "description": "sense selection mode (default: the service's KG_RAG_WSD)"},
         "focus": {"type": "array", "items": _I, "minItems": 2, "maxItems": 2, "nullable": True,
                   "description": "[start, end) offsets of the word the question is about"},
     }, ("question",)),

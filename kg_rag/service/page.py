@@ -19,9 +19,9 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, Response
 from starlette.routing import Route
 
+from kg_rag import Explanation, WsdMode
 from kg_rag.api import KnowledgeGraph
 from kg_rag.errors import KgRagError
-from kg_rag.explain.question import Explanation
 from kg_rag.serialize import answer_dict
 from kg_rag.settings import Settings
 from kg_rag.text.normalise import strip_bidi
@@ -43,7 +43,8 @@ text-align:start;vertical-align:top}tr.chosen{background:#ecfdf5;font-weight:600
 .error{background:#fee2e2;padding:.6rem;border-radius:.4rem}
 """
 LANGS = ("auto", "he", "en", "de", "fr", "es", "ar")
-SELECTORS = ("", "knowledge", "llm", "llm,knowledge", "first-sense", "none")
+#: the page's selector menu: the default, then every mode but the random baseline
+SELECTORS = ("", *(m.value for m in WsdMode if m is not WsdMode.RANDOM))
 
 
 def esc(value: object) -> str:
@@ -207,13 +208,12 @@ def explanation_page(ex: Explanation) -> str:
 
 def page_routes(kg: KnowledgeGraph, config: Settings) -> list[Route]:
     def compute(q: str, lang: str, wsd: str) -> tuple[Any, ...]:
-        from kg_rag.pipeline.retrieve import concept_labels
-
-        answer = kg.ask(q, lang=None if lang == "auto" else lang, k=5, wsd=wsd or None)
+        answer = kg.ask(q, lang=None if lang == "auto" else lang, k=5,
+                        wsd=WsdMode.parse(wsd) if wsd else None)
         summary = kg.explain(answer.question_iri).summary
         concepts = [c.concept for r in answer.mentions for c in r.mention.candidates]
-        labels = concept_labels(kg.store, concepts, answer.lang)
-        english = concept_labels(kg.store, concepts, "en") if answer.lang != "en" else {}
+        labels = kg.labels(concepts, answer.lang)
+        english = kg.labels(concepts, "en") if answer.lang != "en" else {}
         return answer_dict(answer), summary, labels, english
 
     async def index(request: Request) -> Response:

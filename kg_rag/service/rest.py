@@ -14,17 +14,16 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from pyoxigraph import NamedNode
 from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import UploadFile
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.routing import Route
 
+from kg_rag import Explanation, WsdMode
 from kg_rag.api import KnowledgeGraph
 from kg_rag.documents import SourceDocument, doc_from_record, read_documents
-from kg_rag.errors import InputError, KgRagError, NotFoundError
-from kg_rag.explain.question import Explanation
+from kg_rag.errors import InputError, KgRagError
 from kg_rag.serialize import answer_dict, mention_dict
 from kg_rag.service.bodies import UnsupportedMediaType, media_type, read_body
 from kg_rag.service.openapi import openapi_document
@@ -67,8 +66,9 @@ class RestApi:
     async def annotate(self, request: Request) -> Response:
         body = await _json_object(request, JSON_LIMIT)
         text = _str(body, "text", required=True)
+        wsd = _wsd(_str(body, "wsd"))
         reports = await run_in_threadpool(self._call, self.kg.annotate, text,
-                                          _str(body, "language"), _str(body, "wsd"))
+                                          _str(body, "language"), wsd)
         lang = reports[0].mention.lang if reports else (_str(body, "language") or "")
         return JSONResponse({"text": text, "lang": lang,
                              "mentions": [mention_dict(r) for r in reports]})
@@ -112,21 +112,8 @@ class RestApi:
         if document is not None:  # why a result answered its question
             why: Explanation = self._call(self.kg.explain, iri, document)
             return why
-        try:
-            node = NamedNode(iri)
-        except ValueError:
-            raise InputError(f"{iri!r} is not a valid IRI") from None
-        try:
-            ex: Explanation = self._call(self.kg.explain, iri)
-            return ex
-        except NotFoundError:
-            triples = self.kg.store.construct("construct-resource", bind={"root": node})
-            if not triples:
-                raise
-            return Explanation(iri, tuple(triples), {"root": iri, "resource": [
-                {"predicate": t.predicate.value, "object": str(getattr(t.object, "value", t.object)),
-                 "iri": isinstance(t.object, NamedNode),
-                 "lang": getattr(t.object, "language", None) or ""} for t in triples]})
+        described: Explanation = self._call(self.kg.describe, iri)
+        return described
 
     async def documents(self, request: Request) -> Response:
         if request.method == "POST":
@@ -148,7 +135,7 @@ class RestApi:
             docs = await self._uploaded_documents(request)
         else:
             raise UnsupportedMediaType("POST documents as application/json or multipart/form-data")
-        wsd = request.query_params.get("wsd") or None
+        wsd = _wsd(request.query_params.get("wsd") or None)
         report = await run_in_threadpool(self._write, self.kg.index_documents, docs, wsd)
         return JSONResponse({"documents": report.documents, "passages": report.passages,
                              "mentions": report.mentions, "ambiguous": report.ambiguous,
@@ -252,6 +239,11 @@ def _str(body: dict[str, Any], name: str, required: bool = False) -> str | None:
     return v
 
 
+def _wsd(value: str | None) -> WsdMode | None:
+    """The sense selection mode a request names (None: the service's default); InputError."""
+    return WsdMode.parse(value) if value else None
+
+
 def ask_arguments(body: dict[str, Any]) -> dict[str, Any]:
     """Validated keyword arguments of :meth:`KnowledgeGraph.ask` from a JSON body."""
     k = body.get("k", 10)
@@ -264,7 +256,7 @@ def ask_arguments(body: dict[str, Any]) -> dict[str, Any]:
             raise InputError("'focus' must be [start, end] character offsets")
         focus = (focus[0], focus[1])
     return {"question": _str(body, "question", required=True), "lang": _str(body, "language"),
-            "k": k, "wsd": _str(body, "wsd"), "focus": focus}
+            "k": k, "wsd": _wsd(_str(body, "wsd")), "focus": focus}
 
 
 def _json_documents(body: dict[str, Any], limit: int) -> list[SourceDocument]:

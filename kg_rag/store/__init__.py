@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from kg_rag.settings import Settings, settings
-from kg_rag.store.base import Change, Row, Store
+from kg_rag.store.base import Change, EngineHandler, Row, Store
 from kg_rag.store.embedded import EmbeddedStore
 from kg_rag.store.remote import RemoteStore
 from kg_rag.store.render import Values
@@ -20,4 +20,4 @@ def open_store(path: str | None = None, endpoint: str | None = None,
     return EmbeddedStore(path or cfg.store)
 
 
-__all__ = ["Change", "EmbeddedStore", "RemoteStore", "Row", "Store", "Values", "open_store"]
+__all__ = ["Change", "EmbeddedStore", "EngineHandler", "RemoteStore", "Row", "Store", "Values", "open_store"]

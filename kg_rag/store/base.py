@@ -5,13 +5,16 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
 from pyoxigraph import NamedNode, Quad, Triple
 
 from kg_rag.errors import QueryError
 from kg_rag.store import queries
 from kg_rag.store.render import Term, Values, quads_block, term
+
+if TYPE_CHECKING:
+    import pyoxigraph
 
 Row = dict[str, Any]  # variable name → pyoxigraph term (unbound variables are absent)
 
@@ -37,6 +40,21 @@ class Change:
 
     def __bool__(self) -> bool:
         return bool(self.drop_graphs or self.delete or self.insert)
+
+
+T = TypeVar("T")
+T_co = TypeVar("T_co", covariant=True)
+
+
+class EngineHandler(Protocol, Generic[T_co]):
+    """What a caller does with each kind of engine; the store picks the method
+    (:meth:`Store.on_engine`), so no caller switches on the store's type."""
+
+    def embedded(self, engine: pyoxigraph.Store) -> T_co:
+        """This process holds the engine (e.g. to fork a killable child that queries it)."""
+
+    def remote(self, endpoint: str) -> T_co:
+        """The engine is a SPARQL 1.1 endpoint at this URL."""
 
 
 class Store(ABC):
@@ -105,6 +123,18 @@ class Store(ABC):
 
     def drop_graph(self, graph: NamedNode) -> None:
         self.apply(Change(drop_graphs=[graph]))
+
+    def user_update(self, text: str, base_iri: str | None = None) -> None:
+        """Run a user's update that a guard has checked (the service's ``/sparql`` updates);
+        ``base_iri`` resolves its relative IRIs where the engine supports it."""
+        self.execute_update(text)
+
+    # --- engine-specific work -------------------------------------------------------------
+    def on_engine(self, handler: EngineHandler[T]) -> T:
+        """``handler.embedded(...)`` or ``handler.remote(...)``, as this store's engine is."""
+        from kg_rag.errors import ConfigError
+
+        raise ConfigError(f"a {type(self).__name__} offers no engine for this")
 
     # --- implementation hooks -----------------------------------------------------------
     @abstractmethod

@@ -12,7 +12,16 @@ from pyoxigraph import NamedNode, Quad, QueryBoolean, QuerySolutions, QueryTripl
 
 from kg_rag.errors import QueryError, StoreError, StoreLockedError
 from kg_rag.store import queries
-from kg_rag.store.base import GRAPH_FORMATS, RESULT_FORMATS, Row, Store, _block, _merge
+from kg_rag.store.base import (
+    GRAPH_FORMATS,
+    RESULT_FORMATS,
+    EngineHandler,
+    Row,
+    Store,
+    T,
+    _block,
+    _merge,
+)
 from kg_rag.store.render import Term, Values
 
 log = logging.getLogger(__name__)
@@ -132,6 +141,17 @@ class EmbeddedStore(Store):
         except (OSError, RuntimeError) as e:
             # pyoxigraph runs one update request as one transaction: a failure writes nothing
             raise StoreError(f"update failed, nothing was written: {e}") from None
+
+    def user_update(self, text: str, base_iri: str | None = None) -> None:
+        try:
+            self._store.update(text, base_iri=base_iri)
+        except SyntaxError as e:
+            raise QueryError(f"malformed update: {e}") from None
+        except OSError as e:
+            raise StoreError(f"update failed, nothing was written: {e}") from None
+
+    def on_engine(self, handler: EngineHandler[T]) -> T:
+        return handler.embedded(self._store)
 
     def run_update(self, name: str, bind: Mapping[str, Term] | None = None,
                    values: Values | None = None) -> None:

@@ -22,7 +22,7 @@ from SPARQLWrapper.SPARQLExceptions import SPARQLWrapperException
 
 from kg_rag.errors import QueryError, StoreError
 from kg_rag.store import queries
-from kg_rag.store.base import GRAPH_FORMATS, Row, Store, _block, _merge
+from kg_rag.store.base import GRAPH_FORMATS, EngineHandler, Row, Store, T, _block, _merge
 from kg_rag.store.render import Term, Values
 
 log = logging.getLogger(__name__)
@@ -259,6 +259,9 @@ class RemoteStore(Store):
                 log.exception("could not remove the partly loaded graph %s", graph)
             raise
         return n
+
+    def on_engine(self, handler: EngineHandler[T]) -> T:
+        return handler.remote(self.endpoint)
 
     def named_graphs(self) -> list[NamedNode]:
         rows = self.select("select-graph-names")

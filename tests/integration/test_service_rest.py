@@ -135,6 +135,19 @@ def test_ask_errors_are_problems(api: tuple[httpx.Client, KnowledgeGraph], kwarg
     _problem(c.post("/ask", **kwargs), status)
 
 
+def test_a_mistyped_wsd_mode_is_bad_input_not_a_server_fault(
+        api: tuple[httpx.Client, KnowledgeGraph]) -> None:
+    c, _ = api
+    for path, body in (("/ask", {"question": QUESTION}), ("/annotate", {"text": QUESTION})):
+        detail = _problem(c.post(path, json={**body, "wsd": "bogus"}), 400)["detail"]
+        assert "unknown sense selection mode 'bogus'" in detail and "llm,knowledge" in detail
+    doc = {"id": "rest-test-wsd", "text": "The branches bend.", "lang": "en"}
+    _problem(c.post("/documents", params={"wsd": "bogus"}, json=doc, headers=AUTH), 400)
+    assert "rest-test-wsd" not in {d["id"] for d in c.get("/documents").json()["documents"]}
+    r = c.post("/ask", json={"question": QUESTION, "language": "he", "wsd": " NONE "})
+    assert r.status_code == 200 and r.json()["wsd"] == "none"
+
+
 def test_documents_need_the_token(api: tuple[httpx.Client, KnowledgeGraph]) -> None:
     c, _ = api
     doc = {"id": "rest-test-1", "text": "Cut the dead branches of the fruit trees.", "lang": "en"}

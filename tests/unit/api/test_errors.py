@@ -10,20 +10,25 @@ import kg_rag
 from kg_rag import errors
 
 PUBLIC = [
+    "Answer",
     "ConfigError",
-    "EmbeddedStore",
+    "Explanation",
+    "IndexReport",
     "InputError",
     "KgRagError",
+    "KnowledgeGraph",
     "LoadError",
+    "MentionReport",
     "NotFoundError",
     "QueryError",
     "RateLimitedError",
-    "RemoteStore",
+    "Result",
     "SelectionError",
     "Settings",
     "Store",
     "StoreError",
     "StoreLockedError",
+    "WsdMode",
     "__version__",
     "load_settings",
     "open_store",
@@ -117,3 +122,25 @@ def test_errors_pickle_round_trip() -> None:
     for cls in ERRORS:
         again = pickle.loads(pickle.dumps(cls("one\ntwo")))
         assert type(again) is cls and str(again) == "one two"
+
+
+def test_dir_lists_the_lazy_names_and_they_resolve() -> None:
+    assert set(PUBLIC) <= set(dir(kg_rag))
+    from kg_rag.api import KnowledgeGraph
+    from kg_rag.model import Answer
+
+    assert kg_rag.KnowledgeGraph is KnowledgeGraph and kg_rag.Answer is Answer
+    with pytest.raises(AttributeError, match="no attribute 'nothing_here'"):
+        _ = kg_rag.nothing_here  # type: ignore[attr-defined]
+
+
+def test_import_is_cheap_and_the_version_comes_from_the_metadata() -> None:
+    import subprocess
+    import sys
+    from importlib.metadata import version
+
+    code = ("import sys, kg_rag; heavy = [m for m in ('pyoxigraph', 'kg_rag.api', 'kg_rag.store') "
+            "if m in sys.modules]; print(kg_rag.__version__, heavy); "
+            "kg_rag.KnowledgeGraph, kg_rag.Answer, kg_rag.WsdMode")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == [version("kg-rag"), "[]"]

@@ -1,0 +1,43 @@
+""":class:`WsdMode`: how the ambiguous words of a text are decided (``--wsd`` / ``KG_RAG_WSD``).
+
+The one list of modes. Text from outside (a command line, a request, an environment variable)
+becomes a mode with :meth:`WsdMode.parse` at the edge; everything inside takes a ``WsdMode``.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+from kg_rag.errors import InputError
+
+
+class WsdMode(StrEnum):
+    """A sense selection mode; its value is the name users type."""
+
+    NONE = "none"                    # label matching: no selector, every candidate concept counts
+    KNOWLEDGE = "knowledge"          # the offline knowledge-based selector (default)
+    LLM = "llm"                      # a chat model prompted with the dictionary senses
+    LLM_KNOWLEDGE = "llm,knowledge"  # the LLM, with the knowledge selector as its fall-back
+    FIRST_SENSE = "first-sense"      # baseline: the dictionary's first sense
+    RANDOM = "random"                # baseline: a seeded random sense
+
+    @classmethod
+    def parse(cls, value: object) -> WsdMode:
+        """The mode named by ``value`` (case and spaces do not matter); InputError naming the
+        allowed values for anything else."""
+        if isinstance(value, WsdMode):
+            return value
+        if isinstance(value, str):
+            name = "".join(value.split()).lower()
+            for mode in cls:
+                if mode.value == name:
+                    return mode
+        raise InputError(f"unknown sense selection mode {value!r}; use one of {cls.names()}")
+
+    @classmethod
+    def names(cls) -> str:
+        """The allowed values, comma-separated, for messages and help texts."""
+        return ", ".join(m.value for m in cls)
+
+
+__all__ = ["WsdMode"]
