@@ -13,7 +13,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from pyoxigraph import NamedNode
+from pyoxigraph import NamedNode, Quad
 
 from kg_rag.documents import SourceDocument, read_documents
 from kg_rag.errors import InputError, NotFoundError
@@ -23,11 +23,12 @@ from kg_rag.namespaces import KGR
 from kg_rag.pipeline import record
 from kg_rag.pipeline.decide import Decided, Unit, decide
 from kg_rag.pipeline.index import IndexReport, index_documents
+from kg_rag.pipeline.ranking_config import RetrievalConfig
 from kg_rag.pipeline.retrieve import (
-    EXPANSION,
-    QueryConcept,
+    QuestionReading,
     expand,
     focus_mentions,
+    question_concepts,
     question_weights,
     rank,
 )
@@ -51,8 +52,8 @@ class KnowledgeGraph:
         self._annotator: Any = None
         self._annotator_version: object = None
         self._selectors: dict[str, SenseSelector | None] = {}
-        #: how documents meet the question's chosen concepts (kg_rag.pipeline.retrieve.MATCH_MODES)
-        self.match = "agreement"
+        #: the ranking's parameters (``ask(expansion=…)`` replaces its expansion weights)
+        self.retrieval = RetrievalConfig()
 
     @classmethod
     def open(cls, path: str | None = None, endpoint: str | None = None,
@@ -182,7 +183,8 @@ class KnowledgeGraph:
         return q, code
 
     def _analyse(self, q: str, lang: str, wsd: str, write: bool, require_concept: bool = False,
-                 focus: tuple[int, int] | None = None) -> tuple[Any, list[Decided], Any]:
+                 focus: tuple[int, int] | None = None,
+                 extra: Sequence[Quad] = ()) -> tuple[Any, list[Decided], Any]:
         mentions = list(self.annotator.annotate(q, lang))
         if not mentions:
             if require_concept:
@@ -202,7 +204,7 @@ class KnowledgeGraph:
             for d in outcome.decided:
                 quads += record.annotation_quads(iri, iri, None, d.mention, d.chosen_concepts,
                                                      d.decision, d.reused)
-            self.store.apply(Change(drop_graphs=[iri], insert=quads + outcome.decision_quads))
+            self.store.apply(Change(drop_graphs=[iri], insert=quads + list(extra) + outcome.decision_quads))
         return iri, outcome.decided, outcome
 
     def annotate(self, text: str, lang: str | None = None, wsd: str | None = None) -> list[MentionReport]:
@@ -226,21 +228,18 @@ class KnowledgeGraph:
             s, e = focus
             if not (0 <= s < e <= len(q)):
                 raise InputError(f"focus {s}:{e} is outside the question (0:{len(q)})")
-        iri, decided, outcome = self._analyse(q, code, mode, write=True, require_concept=True, focus=focus)
+        cfg = self.retrieval if expansion is None else self.retrieval.with_expansion(expansion)
+        if mode == "none":
+            cfg = replace(cfg, match="candidate")
+        retrieval = record.retrieval_quads(record.question_iri(q, code, mode), cfg, k, mode, focus)
+        iri, decided, outcome = self._analyse(q, code, mode, write=True, require_concept=True, focus=focus,
+                                              extra=retrieval)
         t1 = time.perf_counter()
-        concepts: dict[str, QueryConcept] = {}
-        focused = focus_mentions([(d.mention.start, d.mention.end) for d in decided], focus)
-        for i, d in enumerate(decided):
-            is_focus = i in focused
-            dec = d.decision.value if d.decision is not None else None
-            for c, w in _question_weights(d, mode).items():
-                prev = concepts.get(c)
-                if prev is None or prev.weight < w or (is_focus and not prev.focus):
-                    concepts[c] = QueryConcept(c, w, is_focus or (prev.focus if prev else False), dec)
-        weights = EXPANSION if expansion is None else expansion
-        expanded = expand(self.store, concepts.values(), weights)
-        results = rank(self.store, expanded, k, code, match="candidate" if mode == "none" else self.match,
-                       exclude_ids=frozenset(exclude_ids))
+        concepts = question_concepts([QuestionReading(d.mention.start, d.mention.end, _question_weights(d, mode, cfg),
+                                                      d.decision.value if d.decision is not None else None)
+                                      for d in decided], focus)
+        expanded = expand(self.store, concepts, cfg)
+        results = rank(self.store, expanded, k, code, cfg, exclude_ids=frozenset(exclude_ids))
         t2 = time.perf_counter()
         return Answer(
             question=q, question_iri=iri.value, lang=code,
@@ -265,7 +264,7 @@ class KnowledgeGraph:
                 "documents": sum(1 for g in graphs if g.startswith(record.doc_iri("").value))}
 
 
-def _question_weights(d: Decided, mode: str) -> dict[str, float]:
+def _question_weights(d: Decided, mode: str, cfg: RetrievalConfig) -> dict[str, float]:
     """The concepts one mention of a question looks for, with their weights: every candidate
     alike for label matching; else the decision's readings (:func:`reading_weights`)."""
     if mode == "none" or not d.mention.ambiguous:
@@ -277,7 +276,7 @@ def _question_weights(d: Decided, mode: str) -> dict[str, float]:
     scores: dict[str, float] = {}
     for cand in d.mention.candidates:
         scores[cand.concept] = scores.get(cand.concept, 0.0) + by_id.get(cand.id, 0.0)
-    return question_weights(d.mention.concepts, scores, sel.chosen.concept, sel.confidence)
+    return question_weights(d.mention.concepts, scores, sel.chosen.concept, sel.confidence, cfg)
 
 
 def _report(d: Decided, owner: NamedNode | None) -> MentionReport:
