@@ -25,11 +25,10 @@ from kg_rag.pipeline.decide import Decided, Unit, decide
 from kg_rag.pipeline.index import IndexReport, index_documents
 from kg_rag.pipeline.ranking_config import RetrievalConfig
 from kg_rag.pipeline.retrieve import (
-    QuestionReading,
     expand,
     focus_mentions,
+    mention_reading,
     question_concepts,
-    question_weights,
     rank,
 )
 from kg_rag.senses.base import SenseSelector
@@ -235,9 +234,8 @@ class KnowledgeGraph:
         iri, decided, outcome = self._analyse(q, code, mode, write=True, require_concept=True, focus=focus,
                                               extra=retrieval)
         t1 = time.perf_counter()
-        concepts = question_concepts([QuestionReading(d.mention.start, d.mention.end, _question_weights(d, mode, cfg),
-                                                      d.decision.value if d.decision is not None else None)
-                                      for d in decided], focus)
+        concepts = question_concepts([mention_reading(d.mention, d.selection, d.decision.value if d.decision else None,
+                                                      mode == "none", cfg) for d in decided], focus)
         expanded = expand(self.store, concepts, cfg)
         results = rank(self.store, expanded, k, code, cfg, exclude_ids=frozenset(exclude_ids))
         t2 = time.perf_counter()
@@ -262,21 +260,6 @@ class KnowledgeGraph:
         graphs = {r["g"].value: int(r["n"].value) for r in rows}
         return {"graphs": graphs, "triples": sum(graphs.values()),
                 "documents": sum(1 for g in graphs if g.startswith(record.doc_iri("").value))}
-
-
-def _question_weights(d: Decided, mode: str, cfg: RetrievalConfig) -> dict[str, float]:
-    """The concepts one mention of a question looks for, with their weights: every candidate
-    alike for label matching; else the decision's readings (:func:`reading_weights`)."""
-    if mode == "none" or not d.mention.ambiguous:
-        return question_weights(d.mention.concepts, None)
-    sel = d.selection
-    if sel is None or sel.chosen is None:
-        return {}
-    by_id = dict(sel.scores)
-    scores: dict[str, float] = {}
-    for cand in d.mention.candidates:
-        scores[cand.concept] = scores.get(cand.concept, 0.0) + by_id.get(cand.id, 0.0)
-    return question_weights(d.mention.concepts, scores, sel.chosen.concept, sel.confidence, cfg)
 
 
 def _report(d: Decided, owner: NamedNode | None) -> MentionReport:

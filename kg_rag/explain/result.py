@@ -15,7 +15,6 @@ document did *not* come back.
 from __future__ import annotations
 
 import logging
-from collections import defaultdict
 from typing import Any
 
 from pyoxigraph import NamedNode, Triple
@@ -30,6 +29,7 @@ from kg_rag.explain.question import (
     summarise,
     target_span,
 )
+from kg_rag.model import Agent, Candidate, Mention, Selection
 from kg_rag.namespaces import KGR, OA, PROV, RDF
 from kg_rag.pipeline.ranking_config import RetrievalConfig
 from kg_rag.pipeline.retrieve import (
@@ -37,8 +37,8 @@ from kg_rag.pipeline.retrieve import (
     QuestionReading,
     Scores,
     expand,
+    mention_reading,
     question_concepts,
-    question_weights,
     score,
 )
 from kg_rag.serialize import contribution_dict
@@ -69,10 +69,7 @@ def explain_result(store: Store, question: str, document: str) -> Explanation:
     recorded, record_triples = _recorded(store, question)
     config: RetrievalConfig = recorded["config"]
     mentions = sorted(base.summary["mentions"], key=lambda m: (m.get("start", 0), -m.get("end", 0)))
-    readings = [QuestionReading(m.get("start", 0), m.get("end", 0),
-                                _question_weights(m, recorded["wsd"], config),
-                                (m.get("decision") or {}).get("iri"))
-                for m in mentions]
+    readings = [_reading(m, recorded["wsd"], config) for m in mentions]
     expanded = expand(store, question_concepts(readings, recorded["focus"]), config)
     link_triples = [Triple(NamedNode(c.source.iri), NamedNode(c.relation), NamedNode(c.iri))
                     for c in expanded if c.source is not None and c.relation is not None]
@@ -122,23 +119,22 @@ def _recorded(store: Store, question: str) -> tuple[dict[str, Any], list[Triple]
             "doc_softness": config.doc_softness}, triples
 
 
-def _question_weights(m: dict[str, Any], wsd: str, config: RetrievalConfig) -> dict[str, float]:
-    """What a question mention looked for, as ``ask`` weighed it (``kg_rag.api``): every
-    candidate alike for label matching or an unambiguous mention; else its decision's readings."""
-    cands = m["candidates"]
-    if wsd == "none" or len(cands) <= 1:
-        return question_weights(cands, None)
+def _reading(m: dict[str, Any], wsd: str, config: RetrievalConfig) -> QuestionReading:
+    """What a question mention looked for, by the rule ``ask`` used
+    (:func:`~kg_rag.pipeline.retrieve.mention_reading`), on its stored annotation and decision."""
     dec = m.get("decision")
+    selection = None
     if dec is None:
-        return {}
-    return question_weights(cands, _scores(dec), dec.get("chosen_concept"), dec["confidence"], config)
-
-
-def _scores(dec: dict[str, Any]) -> dict[str, float]:
-    out: dict[str, float] = defaultdict(float)
-    for c in dec["candidates"]:
-        out[c["concept"]] += c["score"]
-    return dict(out)
+        cands = tuple(Candidate(c) for c in m["candidates"])
+    else:
+        cands = tuple(Candidate(c["concept"], c.get("sense")) for c in dec["candidates"])
+        chosen = dec.get("chosen_concept")
+        who = dec.get("selector") or {}
+        selection = Selection(tuple((cand.id, c["score"]) for cand, c in zip(cands, dec["candidates"], strict=True)),
+                              Candidate(chosen) if chosen else None, dec["confidence"],
+                              Agent(who.get("label") or "", who.get("version") or ""))
+    mention = Mention(m.get("start", 0), m.get("end", 0), m.get("text") or "", "", cands)
+    return mention_reading(mention, selection, dec["iri"] if dec else None, wsd == "none", config)
 
 
 def _links(summary: dict[str, Any], triples: list[Triple], doc: str, expanded: list[QueryConcept],
@@ -171,7 +167,10 @@ def _links(summary: dict[str, Any], triples: list[Triple], doc: str, expanded: l
                 })
     links.sort(key=lambda x: (-x["counted"], x["document_mention"].get("start", 0), x["question_concept"]))
     return {"document": doc, "score": round(scores.score(doc), 6),
-            "contributions": [contribution_dict(c) for c in scores.contributions.get(doc, ())],
+            "contributions": [{**contribution_dict(c),
+                               "question_label": concept_label(g, c.question_concept, lang),
+                               "document_label": concept_label(g, c.document_concept, lang)}
+                              for c in scores.contributions.get(doc, ())],
             "links": links}
 
 

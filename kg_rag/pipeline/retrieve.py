@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pyoxigraph import NamedNode
 
 from kg_rag.cache import PerStore
-from kg_rag.model import Contribution, MatchedConcept, Result
+from kg_rag.model import Contribution, MatchedConcept, Mention, Result, Selection
 from kg_rag.pipeline.ranking_config import DEFAULT, RetrievalConfig
 from kg_rag.store import Store, Values
 from kg_rag.text.normalise import base_language
@@ -53,6 +53,25 @@ class QuestionReading:
     end: int
     weights: Mapping[str, float]
     decision: str | None = None
+
+
+def mention_reading(mention: Mention, selection: Selection | None, decision: str | None,
+                    label_matching: bool, config: RetrievalConfig = DEFAULT) -> QuestionReading:
+    """What one mention of a question looks for: every candidate alike (1/n) for label matching
+    or an unambiguous mention; nothing for an ambiguous one left undecided; else its decision's
+    readings (:func:`question_weights`, scores summed per concept over its senses)."""
+    if label_matching or not mention.ambiguous:
+        weights = question_weights(mention.concepts, None)
+    elif selection is None or selection.chosen is None:
+        weights = {}
+    else:
+        by_id = dict(selection.scores)
+        scores: dict[str, float] = {}
+        for cand in mention.candidates:
+            scores[cand.concept] = scores.get(cand.concept, 0.0) + by_id.get(cand.id, 0.0)
+        weights = question_weights(mention.concepts, scores, selection.chosen.concept,
+                                   selection.confidence, config)
+    return QuestionReading(mention.start, mention.end, weights, decision)
 
 
 def question_concepts(mentions: Sequence[QuestionReading],
