@@ -170,7 +170,7 @@ def _links(summary: dict[str, Any], triples: list[Triple], doc: str, expanded: l
             "contributions": [{**contribution_dict(c),
                                "question_label": concept_label(g, c.question_concept, lang),
                                "document_label": concept_label(g, c.document_concept, lang)}
-                              for c in scores.contributions.get(doc, ())],
+                              for c in scores.contributions(doc)],
             "links": links}
 
 

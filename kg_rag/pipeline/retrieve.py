@@ -225,18 +225,30 @@ def _decision_weights(store: Store, decisions: set[str],
 class Scores:
     """The ranking arithmetic's working, per document IRI (dicts in the order of the store's rows)."""
 
-    #: what each matched concept added; a document's score is the sum of their ``counted``
-    contributions: dict[str, tuple[Contribution, ...]]
+    #: the query concepts by IRI
+    concepts: dict[str, QueryConcept]
+    #: what each matched concept added: (concept, focus factor, idf, document weight, counted)
+    terms: dict[str, list[tuple[str, float, float, float, float]]]
     #: concept → annotation → how much it counted (0: its decision chose another reading)
     readings: dict[str, dict[str, dict[str, float]]]
     #: concept → the annotations that counted
     hits: dict[str, dict[str, list[str]]]
 
     def score(self, doc: str) -> float:
+        """The sum of the document's contributions (in their order)."""
         s = 0.0
-        for x in self.contributions.get(doc, ()):
-            s += x.counted
+        for term in self.terms.get(doc, ()):
+            s += term[4]
         return s
+
+    def contributions(self, doc: str) -> tuple[Contribution, ...]:
+        out = []
+        for c, focus, idf, doc_w, counted in self.terms.get(doc, ()):
+            qc = self.concepts[c]
+            src = qc.source or qc
+            out.append(Contribution(src.iri, c, qc.relation, src.weight, qc.expansion_weight, focus, idf,
+                                    doc_w, len(self.readings[doc][c]), counted))
+        return tuple(out)
 
 
 def score(store: Store, concepts: Sequence[QueryConcept], config: RetrievalConfig = DEFAULT) -> Scores:
@@ -263,21 +275,17 @@ def score(store: Store, concepts: Sequence[QueryConcept], config: RetrievalConfi
         tfw[d][c][ann] = max(tfw[d][c].get(ann, 0.0), w)
         if w > 0:
             hits[d][c].append(ann)
-    contributions: dict[str, tuple[Contribution, ...]] = {}
+    terms: dict[str, list[tuple[str, float, float, float, float]]] = {}
     for d, per_concept in hits.items():
-        out = []
+        out = terms[d] = []
         for c in per_concept:
             qc = weight[c]
             idf = math.log(1.0 + total / max(1, len(df[c])))
             tf = sum(tfw[d][c].values())
             focus = config.focus_boost if qc.focus else 1.0
             doc_w = tf if tf <= 1 else 1.0 + math.log(tf)
-            src = qc.source or qc
-            out.append(Contribution(src.iri, c, qc.relation, src.weight if qc.source else qc.weight,
-                                    qc.expansion_weight, focus, idf, doc_w, len(tfw[d][c]),
-                                    qc.weight * focus * idf * doc_w))
-        contributions[d] = tuple(out)
-    return Scores(contributions, {d: dict(v) for d, v in tfw.items()},
+            out.append((c, focus, idf, doc_w, qc.weight * focus * idf * doc_w))
+    return Scores(weight, terms, {d: dict(v) for d, v in tfw.items()},
                   {d: dict(v) for d, v in hits.items()})
 
 
@@ -318,7 +326,7 @@ def rank(store: Store, concepts: list[QueryConcept], k: int, lang: str,
             continue
         located = {c: [spans[a] for a in anns if a in spans] for c, anns in hits[d].items()}
         results.append(_result(d, s, info, located, weight, labels, config.focus_boost,
-                               scores.contributions[d]))
+                               scores.contributions(d)))
     return results
 
 
