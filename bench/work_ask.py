@@ -5,10 +5,12 @@
 For each question (``{"text", "lang"}``): ``kg.ask(text, lang, k=K, wsd="knowledge")`` end to end
 (the real API: annotate, decide, record, expand, rank). Questions with no known concept are
 counted apart (the API refuses them with an InputError, as it should). The first 3 questions
-warm the caches and are reported apart. With CONCEPTS_OUT, the expanded query concepts of each
-question are rebuilt from the answer with the public ``retrieve.expand`` and the retrieval query
-``select-documents-by-body`` is timed alone, so the peer engine (rdflib) can run the same query
-with the same VALUES.
+warm the caches and are reported apart. With CONCEPTS_OUT, the query concepts of each question
+are rebuilt from the answer by the code ``ask`` runs (``retrieve.mention_reading``,
+``question_concepts``, ``expand`` with ``kg.retrieval``), and the retrieval query ``rank`` runs,
+``select-documents-by-candidate``, is timed alone (so the peer engine, rdflib, can run the same
+query with the same VALUES), then ``rank`` itself (query, decision weights, scores, texts, spans,
+labels) with the same concepts.
 """
 
 from __future__ import annotations
@@ -22,24 +24,18 @@ from pyoxigraph import NamedNode
 
 from kg_rag.api import KnowledgeGraph
 from kg_rag.errors import InputError
-from kg_rag.pipeline.retrieve import EXPANSION, QueryConcept, expand
-from kg_rag.store import Values
+from kg_rag.model import Answer
+from kg_rag.pipeline.ranking_config import RetrievalConfig
+from kg_rag.pipeline.retrieve import QueryConcept, expand, mention_reading, question_concepts, rank
+from kg_rag.store import Store, Values
 
 WARMUP = 3
 
 
-def query_concepts(answer: object) -> list[QueryConcept]:
-    concepts: dict[str, QueryConcept] = {}
-    for rep in answer.mentions:  # type: ignore[attr-defined]
-        m = rep.mention
-        if m.ambiguous:
-            chosen = rep.selection.chosen if rep.selection is not None else None
-            cs = (chosen.concept,) if chosen is not None else ()
-        else:
-            cs = m.concepts
-        for c in cs:
-            concepts[c] = QueryConcept(c, 1.0)
-    return list(concepts.values())
+def query_concepts(store: Store, answer: Answer, config: RetrievalConfig) -> list[QueryConcept]:
+    """The expanded query concepts ``ask`` ranked the answer by (no focus, knowledge selector)."""
+    readings = [mention_reading(r.mention, r.selection, r.decision, False, config) for r in answer.mentions]
+    return expand(store, question_concepts(readings), config)
 
 
 def main(argv: list[str]) -> int:
@@ -57,6 +53,7 @@ def main(argv: list[str]) -> int:
     analyse: list[float] = []
     retrieve: list[float] = []
     q_lat: list[float] = []
+    rank_lat: list[float] = []
     dump: list[dict[str, object]] = []
     for i, q in enumerate(qs):
         a = time.perf_counter()
@@ -74,19 +71,25 @@ def main(argv: list[str]) -> int:
         analyse.append(ans.timings_ms.get("analyse", 0.0) / 1000)
         retrieve.append(ans.timings_ms.get("retrieve", 0.0) / 1000)
         if concepts_out is not None:
-            qc = expand(kg.store, query_concepts(ans), EXPANSION)
+            qc = query_concepts(kg.store, ans, kg.retrieval)
             iris = [NamedNode(c.iri) for c in qc]
             if iris:
                 b = time.perf_counter()
-                rows = kg.store.select("select-documents-by-body", values=Values.column("concept", iris))
+                rows = kg.store.select("select-documents-by-candidate", values=Values.column("concept", iris))
                 q_lat.append(time.perf_counter() - b)
+                b = time.perf_counter()
+                ranked = rank(kg.store, qc, k, ans.lang, kg.retrieval)
+                rank_lat.append(time.perf_counter() - b)
+                if [r.doc_id for r in ranked] != [r.doc_id for r in ans.results]:
+                    raise SystemExit(f"rank on the rebuilt concepts disagrees with ask for {q['text']!r}")
                 dump.append({"concepts": [c.iri for c in qc], "rows": len(rows)})
     kg.close()
     if concepts_out is not None:
         Path(concepts_out).write_text(json.dumps(dump), encoding="utf-8")
     print(json.dumps({"open_s": t_open, "latencies": lat, "warmup": warm, "no_concept": no_concept,
                       "questions": len(qs), "results": results, "analyse": analyse,
-                      "retrieve": retrieve, "query_latencies": q_lat}))
+                      "retrieve": retrieve, "query_latencies": q_lat,
+                      "rank_latencies": rank_lat}))
     return 0
 
 

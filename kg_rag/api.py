@@ -14,7 +14,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, cast
 
-from pyoxigraph import NamedNode
+from pyoxigraph import NamedNode, Quad
 
 from kg_rag.annotate import Annotator
 from kg_rag.derived import Derived
@@ -26,12 +26,12 @@ from kg_rag.namespaces import KGR
 from kg_rag.pipeline import record
 from kg_rag.pipeline.decide import Decided, Outcome, Unit, decide
 from kg_rag.pipeline.index import IndexReport, index_documents
+from kg_rag.pipeline.ranking_config import RetrievalConfig
 from kg_rag.pipeline.retrieve import (
-    EXPANSION,
-    QueryConcept,
     expand,
     focus_mentions,
-    question_weights,
+    mention_reading,
+    question_concepts,
     rank,
 )
 from kg_rag.pipeline.write import Owner, text_change
@@ -61,8 +61,8 @@ class KnowledgeGraph:
         # the annotator and selectors, valid for one generation of the registry
         self._parts: dict[str, object] = {}
         self._generation = -1
-        #: how documents meet the question's chosen concepts (kg_rag.pipeline.retrieve.MATCH_MODES)
-        self.match = "agreement"
+        #: the ranking's parameters (``ask(expansion=…)`` replaces its expansion weights)
+        self.retrieval = RetrievalConfig()
 
     @classmethod
     def open(cls, path: str | None = None, endpoint: str | None = None,
@@ -221,7 +221,8 @@ class KnowledgeGraph:
         return q, code
 
     def _analyse(self, q: str, lang: str, wsd: WsdMode, write: bool, require_concept: bool = False,
-                 focus: tuple[int, int] | None = None) -> tuple[NamedNode, tuple[Decided, ...], Outcome]:
+                 focus: tuple[int, int] | None = None,
+                 extra: Sequence[Quad] = ()) -> tuple[NamedNode, tuple[Decided, ...], Outcome]:
         mentions = list(self.annotator.annotate(q, lang))
         if not mentions:
             if require_concept:
@@ -238,7 +239,7 @@ class KnowledgeGraph:
         iri = record.question_iri(q, lang, wsd)
         if write:
             owner = Owner(iri, KGR.Question, iri.value.rsplit("/", 1)[-1], q, lang)
-            change = text_change(owner, [unit], outcome)
+            change = text_change(owner, [unit], outcome, extra)
             with self.write_lock:
                 self.store.apply(change)
         return iri, outcome.decided, outcome
@@ -266,21 +267,17 @@ class KnowledgeGraph:
             s, e = focus
             if not (0 <= s < e <= len(q)):
                 raise InputError(f"focus {s}:{e} is outside the question (0:{len(q)})")
-        iri, decided, outcome = self._analyse(q, code, mode, write=True, require_concept=True, focus=focus)
+        cfg = self.retrieval if expansion is None else self.retrieval.with_expansion(expansion)
+        if mode is WsdMode.NONE:
+            cfg = replace(cfg, match="candidate")
+        retrieval = record.retrieval_quads(record.question_iri(q, code, mode), cfg, k, mode, focus)
+        iri, decided, outcome = self._analyse(q, code, mode, write=True, require_concept=True, focus=focus,
+                                              extra=retrieval)
         t1 = time.perf_counter()
-        concepts: dict[str, QueryConcept] = {}
-        focused = focus_mentions([(d.mention.start, d.mention.end) for d in decided], focus)
-        for i, d in enumerate(decided):
-            is_focus = i in focused
-            dec = d.decision.value if d.decision is not None else None
-            for c, w in _question_weights(d, mode).items():
-                prev = concepts.get(c)
-                if prev is None or prev.weight < w or (is_focus and not prev.focus):
-                    concepts[c] = QueryConcept(c, w, is_focus or (prev.focus if prev else False), dec)
-        weights = EXPANSION if expansion is None else expansion
-        expanded = expand(self.store, concepts.values(), weights)
-        results = rank(self.store, expanded, k, code, match="candidate" if mode is WsdMode.NONE else self.match,
-                       exclude_ids=frozenset(exclude_ids))
+        concepts = question_concepts([mention_reading(d.mention, d.selection, d.decision.value if d.decision else None,
+                                                      mode is WsdMode.NONE, cfg) for d in decided], focus)
+        expanded = expand(self.store, concepts, cfg)
+        results = rank(self.store, expanded, k, code, cfg, exclude_ids=frozenset(exclude_ids))
         t2 = time.perf_counter()
         return Answer(
             question=q, question_iri=iri.value, lang=code,
@@ -373,21 +370,6 @@ class KnowledgeGraph:
                 self.store.user_update(text, base_iri)
             finally:
                 self.invalidate()
-
-
-def _question_weights(d: Decided, mode: WsdMode) -> dict[str, float]:
-    """The concepts one mention of a question looks for, with their weights: every candidate
-    alike for label matching; else the decision's readings (:func:`reading_weights`)."""
-    if mode is WsdMode.NONE or not d.mention.ambiguous:
-        return question_weights(d.mention.concepts, None)
-    sel = d.selection
-    if sel is None or sel.chosen is None:
-        return {}
-    by_id = dict(sel.scores)
-    scores: dict[str, float] = {}
-    for cand in d.mention.candidates:
-        scores[cand.concept] = scores.get(cand.concept, 0.0) + by_id.get(cand.id, 0.0)
-    return question_weights(d.mention.concepts, scores, sel.chosen.concept, sel.confidence)
 
 
 def _report(d: Decided, owner: NamedNode | None) -> MentionReport:

@@ -135,6 +135,24 @@ class MatchedConcept:
 
 
 @dataclass(frozen=True, slots=True)
+class Contribution:
+    """What one concept of a document added to its score; a result's score is the sum of its
+    contributions' ``counted`` = ``question_weight`` × ``expansion_weight`` × ``focus_factor`` ×
+    ``idf`` × ``document_weight``."""
+
+    question_concept: str         # the question's concept (expanded from, when relation is set)
+    document_concept: str         # the concept of the document's annotations
+    relation: str | None          # IRI of the expansion relation; None: the same concept
+    question_weight: float        # how much the question looks for question_concept
+    expansion_weight: float       # the relation's weight (1 for the same concept)
+    focus_factor: float           # the focus boost, or 1
+    idf: float                    # rarity: ln(1 + documents / documents with the concept)
+    document_weight: float        # the document's readings summed over its annotations (1 + ln above 1)
+    annotations: int              # the document's annotations with the concept among their candidates
+    counted: float
+
+
+@dataclass(frozen=True, slots=True)
 class Result:
     doc_id: str
     doc_iri: str
@@ -146,6 +164,7 @@ class Result:
     highlights: tuple[tuple[int, int], ...] = ()     # mention offsets within the passage
     concepts: tuple[MatchedConcept, ...] = ()
     decisions: tuple[str, ...] = ()
+    contributions: tuple[Contribution, ...] = ()     # what the score sums, in summation order
 
 
 @dataclass(frozen=True, slots=True)

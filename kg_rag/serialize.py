@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from kg_rag.model import Answer, Candidate, MentionReport, Result
+from kg_rag.model import Answer, Candidate, Contribution, MentionReport, Result
 
 
 def candidate_dict(c: Candidate, scores: dict[str, float] | None = None) -> dict[str, Any]:
@@ -38,6 +38,14 @@ def mention_dict(r: MentionReport) -> dict[str, Any]:
     return out
 
 
+def contribution_dict(c: Contribution) -> dict[str, Any]:
+    return {"question_concept": c.question_concept, "document_concept": c.document_concept,
+            "relation": c.relation, "question_weight": round(c.question_weight, 6),
+            "expansion_weight": c.expansion_weight, "focus_factor": c.focus_factor,
+            "idf": round(c.idf, 6), "document_weight": round(c.document_weight, 6),
+            "annotations": c.annotations, "counted": round(c.counted, 6)}
+
+
 def result_dict(r: Result) -> dict[str, Any]:
     return {
         "id": r.doc_id, "iri": r.doc_iri, "score": r.score, "lang": r.lang, "title": r.title,
@@ -45,6 +53,7 @@ def result_dict(r: Result) -> dict[str, Any]:
         "highlights": [list(h) for h in r.highlights],
         "concepts": [{"iri": c.iri, "label": c.label, "weight": c.weight} for c in r.concepts],
         "decisions": list(r.decisions),
+        "contributions": [contribution_dict(c) for c in r.contributions],
     }
 
 

@@ -332,10 +332,10 @@ def evaluate(store: Store, selector: Any, data: str | Path, gold_path: str | Pat
     warm_up = getattr(selector, "warm_up", None)
     if callable(warm_up):  # load graphs and indexes outside the timed part
         warm_up()
-    from kg_rag.pipeline.retrieve import CONFIDENT
+    from kg_rag.pipeline.ranking_config import DEFAULT
 
     system = _run(selector.agent.name, selector.select, batches, gold, senses, progress,
-                  threshold=CONFIDENT)
+                  threshold=DEFAULT.confident)
     baselines = {}
     for base in (FirstSenseSelector(), RandomSelector(seed=0)):
         if base.agent.name != system.name:

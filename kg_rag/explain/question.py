@@ -214,6 +214,16 @@ def render_text(s: dict[str, Any]) -> str:
         labels = ", ".join(c["label"] for c in d["concepts"])
         lines.append(f"document {d['id']} [{d['language']}] {d.get('title') or ''} — via {labels}")
     if result is not None:
+        r = result.get("retrieval") or {}
+        lines.append(f"score {result['score']:.3f}, ranked by arithmetic {r.get('version')} (match "
+                     f"{r.get('match')}, focus boost {r.get('focus_boost')}, "
+                     f"{sum(1 for w in (r.get('expansion') or {}).values() if w > 0)} expansion relations) "
+                     f"= the sum of question weight × expansion × focus × rarity × document readings:")
+        for c in result.get("contributions", []):
+            how = "same concept" if c["relation"] is None else c["relation"].rsplit("#", 1)[-1]
+            lines.append(f"  {c['counted']:.3f} = {c['question_weight']:.2f} {c['question_label']} × "
+                         f"{c['expansion_weight']:.2f} {how} × {c['focus_factor']:g} × {c['idf']:.2f} × "
+                         f"{c['document_weight']:.2f} {c['document_label']} ({c['annotations']} annotations)")
         lines.append("why it answered (question reading × expansion × document reading):")
         for x in result["links"]:
             how = "same concept" if x["relation"] is None else x["relation"].rsplit("#", 1)[-1]

@@ -1,18 +1,20 @@
-"""Why one document answered a question, from SPARQL: the question's explanation graph, the
-links from its candidate concepts to the document's (the same concept, or one expansion or
-mapping step: ``select-concept-neighbours``), and the document's annotations of those concepts
-with their decisions (``construct-result-link``).
+"""Why one document answered a question: the ranking replayed on the store.
 
-Each link says how much it counted, with the arithmetic of :mod:`.retrieve`: the question
-reading's weight × the expansion weight × the document reading's weight
-(:func:`~kg_rag.pipeline.retrieve.reading_weights` on both sides; concept rarity and the focus boost
-multiply every link of a concept alike and are left out). A link that counted 0 is shown too —
-a confident document decision for another reading is why a document did *not* come back.
+``ask`` records the parameters its ranking ran with (a ``kgr:Retrieval`` in the question's graph:
+``select-retrieval``). The explanation rebuilds the question's query concepts from its stored
+mentions and decisions, expands them and scores the documents with the ranking's own code
+(:func:`~kg_rag.pipeline.retrieve.question_concepts`, ``expand``, ``score``) and those parameters,
+and shows the document's side from SPARQL (``construct-result-link``): its score, the
+contributions that sum to it (as ``rank`` returned them), and each link from a question concept
+to one of the document's annotations — the question weight × the expansion weight × the
+document reading's weight (rarity and the focus boost multiply every link of a concept alike).
+A link that counted 0 is shown too — a confident document decision for another reading is why a
+document did *not* come back.
 """
 
 from __future__ import annotations
 
-from collections import defaultdict
+import logging
 from typing import Any
 
 from pyoxigraph import NamedNode, Triple
@@ -27,9 +29,29 @@ from kg_rag.explain.question import (
     summarise,
     target_span,
 )
-from kg_rag.namespaces import KGR, OA
-from kg_rag.pipeline.retrieve import EXPANSION, question_weights, reading_weights
+from kg_rag.model import Agent, Candidate, Mention, Selection
+from kg_rag.namespaces import KGR, OA, PROV, RDF
+from kg_rag.pipeline.ranking_config import RetrievalConfig
+from kg_rag.pipeline.retrieve import (
+    QueryConcept,
+    QuestionReading,
+    Scores,
+    expand,
+    mention_reading,
+    question_concepts,
+    score,
+)
+from kg_rag.senses.mode import WsdMode
+from kg_rag.serialize import contribution_dict
 from kg_rag.store import Store, Values
+
+log = logging.getLogger(__name__)
+
+#: select-retrieval's scalar outputs → the property recorded
+_RECORDED = {"version": KGR.rankingVersion, "match": KGR.matchMode, "wsd": KGR.wsdMode,
+             "k": KGR.resultCount, "focusBoost": KGR.focusBoost, "confident": KGR.confidentThreshold,
+             "softness": KGR.documentSoftness, "focusStart": KGR.focusStart, "focusEnd": KGR.focusEnd,
+             "sameMeaning": KGR.sameMeaning}
 
 
 def explain_result(store: Store, question: str, document: str) -> Explanation:
@@ -45,90 +67,117 @@ def explain_result(store: Store, question: str, document: str) -> Explanation:
     if base.summary.get("owner", {}).get("kind") != "Question":
         raise InputError(f"{question} is not a question: a result is explained from the question "
                          f"that retrieved it (the question_iri of the answer)")
-    mentions = base.summary["mentions"]
-    asked = {c for m in mentions for c in m["candidates"]}
-    # concept of the document → [(question concept, relation IRI or None for the same concept)]
-    reach: dict[str, list[tuple[str, str | None]]] = defaultdict(list)
-    for c in asked:
-        reach[c].append((c, None))
-    link_triples: list[Triple] = []
-    if asked:
-        rows = store.select("select-concept-neighbours",
-                            values=Values.column("concept", [NamedNode(c) for c in sorted(asked)]))
-        for r in rows:
-            rel = r["rel"].value
-            if EXPANSION.get(_local(rel), 0.0) <= 0:
-                continue
-            reach[r["neighbour"].value].append((r["concept"].value, rel))
-            link_triples.append(Triple(r["concept"], NamedNode(rel), r["neighbour"]))
+    recorded, record_triples = _recorded(store, question)
+    config: RetrievalConfig = recorded["config"]
+    mentions = sorted(base.summary["mentions"], key=lambda m: (m.get("start", 0), -m.get("end", 0)))
+    readings = [_reading(m, recorded["wsd"], config) for m in mentions]
+    expanded = expand(store, question_concepts(readings, recorded["focus"]), config)
+    link_triples = [Triple(NamedNode(c.source.iri), NamedNode(c.relation), NamedNode(c.iri))
+                    for c in expanded if c.source is not None and c.relation is not None]
     doc_triples = store.construct(
         "construct-result-link", bind={"doc": NamedNode(document)},
-        values=Values.column("concept", [NamedNode(c) for c in sorted(reach)]))
+        values=Values.column("concept", [NamedNode(c) for c in sorted(c.iri for c in expanded)]))
     if not doc_triples:
         raise NotFoundError(f"{document} has no annotation of the question's concepts or their "
                             f"neighbours: it is not a result of {question}")
-    triples = list(base.triples) + link_triples + doc_triples
+    scores = score(store, expanded, config)
+    triples = list(base.triples) + record_triples + link_triples + doc_triples
     summary = summarise(question, triples)
-    summary["result"] = _links(summary, triples, document, reach)
+    summary["result"] = _links(summary, triples, document, expanded, mentions, scores)
+    summary["result"]["retrieval"] = {k: v for k, v in recorded.items() if k != "config"}
     return Explanation(question, tuple(triples), summary)
 
 
-def _local(iri: str) -> str:
-    return iri.rsplit("#", 1)[-1].rsplit("/", 1)[-1]
+def _recorded(store: Store, question: str) -> tuple[dict[str, Any], list[Triple]]:
+    """The ranking parameters ``ask`` recorded with the question, and their triples."""
+    rows = store.select("select-retrieval", bind={"question": NamedNode(question)})
+    scalars = [r for r in rows if "version" in r]
+    if not scalars:
+        raise NotFoundError(f"{question} has no recorded ranking (it was only annotated, or asked "
+                            f"before kg-rag recorded ranking parameters): ask it again, then explain")
+    s = scalars[0]
+    config = RetrievalConfig(
+        expansion=tuple((r["relation"].value, float(r["weight"].value)) for r in rows if "relation" in r),
+        same_meaning=tuple(r["sameMeaning"].value for r in rows if "sameMeaning" in r),
+        focus_boost=float(s["focusBoost"].value), confident=float(s["confident"].value),
+        doc_softness=float(s["softness"].value), match=s["match"].value)
+    if config.version != s["version"].value:
+        log.warning("%s was ranked by version %s of the arithmetic; its parameters replay as %s",
+                    question, s["version"].value, config.version)
+    focus = (int(s["focusStart"].value), int(s["focusEnd"].value)) if "focusStart" in s else None
+    retrieval = s["retrieval"]
+    triples = [Triple(retrieval, RDF.type, KGR.Retrieval), Triple(retrieval, PROV.used, NamedNode(question))]
+    for r in rows:
+        triples += [Triple(retrieval, p, r[v]) for v, p in _RECORDED.items() if v in r]
+        if "expansion" in r:
+            x = r["expansion"]
+            triples += [Triple(retrieval, KGR.expansionWeight, x), Triple(x, RDF.type, KGR.ExpansionWeight),
+                        Triple(x, KGR.relation, r["relation"]), Triple(x, KGR.weight, r["weight"])]
+    return {"config": config, "version": s["version"].value, "replayed_version": config.version,
+            "wsd": s["wsd"].value, "k": int(s["k"].value), "focus": focus,
+            "match": config.match, "expansion": dict(config.expansion),
+            "focus_boost": config.focus_boost, "confident": config.confident,
+            "doc_softness": config.doc_softness}, triples
 
 
-def _question_weights(m: dict[str, Any]) -> dict[str, float]:
-    """What a question mention looked for, from its explanation (its decision, if any)."""
+def _reading(m: dict[str, Any], wsd: str, config: RetrievalConfig) -> QuestionReading:
+    """What a question mention looked for, by the rule ``ask`` used
+    (:func:`~kg_rag.pipeline.retrieve.mention_reading`), on its stored annotation and decision."""
     dec = m.get("decision")
+    selection = None
     if dec is None:
-        return question_weights(m["candidates"], None)
-    return question_weights(m["candidates"], _scores(dec), dec.get("chosen_concept"), dec["confidence"])
+        cands = tuple(Candidate(c) for c in m["candidates"])
+    else:
+        cands = tuple(Candidate(c["concept"], c.get("sense")) for c in dec["candidates"])
+        chosen = dec.get("chosen_concept")
+        who = dec.get("selector") or {}
+        selection = Selection(tuple((cand.id, c["score"]) for cand, c in zip(cands, dec["candidates"], strict=True)),
+                              Candidate(chosen) if chosen else None, dec["confidence"],
+                              Agent(who.get("label") or "", who.get("version") or ""))
+    mention = Mention(m.get("start", 0), m.get("end", 0), m.get("text") or "", "", cands)
+    return mention_reading(mention, selection, dec["iri"] if dec else None, wsd == WsdMode.NONE.value, config)
 
 
-def _scores(dec: dict[str, Any]) -> dict[str, float]:
-    out: dict[str, float] = defaultdict(float)
-    for c in dec["candidates"]:
-        out[c["concept"]] += c["score"]
-    return dict(out)
-
-
-def _links(summary: dict[str, Any], triples: list[Triple], doc: str,
-           reach: dict[str, list[tuple[str, str | None]]]) -> dict[str, Any]:
+def _links(summary: dict[str, Any], triples: list[Triple], doc: str, expanded: list[QueryConcept],
+           mentions: list[dict[str, Any]], scores: Scores) -> dict[str, Any]:
     g = GraphIndex(triples)
     lang = summary.get("owner", {}).get("language", "en")
-    looked_for: dict[str, list[tuple[dict[str, Any], float]]] = defaultdict(list)
-    for m in summary["mentions"]:
-        for c, w in _question_weights(m).items():
-            looked_for[c].append((m, w))
+    by_iri = {c.iri: c for c in expanded}
+    counted_by = scores.readings.get(doc, {})   # concept → annotation → what the ranking counted
     links: list[dict[str, Any]] = []
     for target in g.subjects(OA.hasSource, doc):
         for ann in g.subjects(OA.hasTarget, target):
             span = target_span(g, target)
-            dec, doc_w = _document_reading(g, ann, lang)
-            pairs = [(d, q, r) for d in doc_w for q, r in reach.get(d, ())]
-            for dc, qc, rel in pairs:
-                factor = 1.0 if rel is None else EXPANSION.get(_local(rel), 0.0)
-                for m, qw in looked_for.get(qc, ()):
-                    links.append({
-                        "question_mention": {"text": m.get("text"), "start": m.get("start"), "end": m.get("end")},
-                        "question_concept": qc, "question_label": concept_label(g, qc, lang), "question_weight": qw,
-                        "relation": rel, "expansion_weight": factor,
-                        "document_mention": span, "document_annotation": ann,
-                        "document_concept": dc, "document_label": concept_label(g, dc, lang),
-                        "document_weight": doc_w[dc], "document_decision": dec,
-                        "counted": round(qw * factor * doc_w[dc], 6),
-                    })
+            dec = _document_decision(g, ann, lang)
+            for dc in sorted(c.value for c in g.all(ann, KGR.candidateConcept)):
+                doc_w = counted_by.get(dc, {}).get(ann)
+                if doc_w is None or dc not in by_iri:
+                    continue
+                qc = by_iri[dc]
+                src = qc.source or qc
+                m = mentions[qc.mention] if qc.mention is not None else {}
+                links.append({
+                    "question_mention": {"text": m.get("text"), "start": m.get("start"), "end": m.get("end")},
+                    "question_concept": src.iri, "question_label": concept_label(g, src.iri, lang),
+                    "question_weight": src.weight,
+                    "relation": qc.relation, "expansion_weight": qc.expansion_weight,
+                    "document_mention": span, "document_annotation": ann,
+                    "document_concept": dc, "document_label": concept_label(g, dc, lang),
+                    "document_weight": doc_w, "document_decision": dec,
+                    "counted": round(src.weight * qc.expansion_weight * doc_w, 6),
+                })
     links.sort(key=lambda x: (-x["counted"], x["document_mention"].get("start", 0), x["question_concept"]))
-    return {"document": doc, "links": links}
+    return {"document": doc, "score": round(scores.score(doc), 6),
+            "contributions": [{**contribution_dict(c),
+                               "question_label": concept_label(g, c.question_concept, lang),
+                               "document_label": concept_label(g, c.document_concept, lang)}
+                              for c in scores.contributions(doc)],
+            "links": links}
 
 
-def _document_reading(g: GraphIndex, ann: str, lang: str) -> tuple[dict[str, Any] | None, dict[str, float]]:
-    """A document annotation's decision (summary) and how much it counts for each candidate
-    concept (:func:`reading_weights`, document side; 1 each without a decision)."""
-    cands = [c.value for c in g.all(ann, KGR.candidateConcept)]
+def _document_decision(g: GraphIndex, ann: str, lang: str) -> dict[str, Any] | None:
+    """A document annotation's decision (summary), None without one."""
     dec_iri = g.one(ann, KGR.decision)
     if not dec_iri or not g.one(dec_iri, KGR.status):
-        return None, {c: 1.0 for c in cands}
-    dec = decision_summary(g, dec_iri, lang)
-    w = reading_weights(_scores(dec), dec.get("chosen_concept"), dec["confidence"], document=True)
-    return dec, {c: w.get(c, 0.0) for c in cands}
+        return None
+    return decision_summary(g, dec_iri, lang)

@@ -16,6 +16,7 @@ from pyoxigraph import Literal, NamedNode, Quad
 
 from kg_rag.model import Agent, Mention, Selection
 from kg_rag.namespaces import DCT, DECISIONS_GRAPH, ID, KGR, OA, PROV, RDF, RDFS, XSD
+from kg_rag.pipeline.ranking_config import RetrievalConfig
 from kg_rag.senses.mode import WsdMode
 from kg_rag.text.normalise import match_key
 
@@ -198,3 +199,47 @@ def passage_quads(owner: NamedNode, index: int, start: int, end: int, lang: str)
         Quad(p, KGR.end, _int(end), g),
         Quad(p, DCT.language, Literal(lang or "und"), g),
     ]
+
+
+def retrieval_iri(question: NamedNode) -> NamedNode:
+    return NamedNode(question.value + "#retrieval")
+
+
+def retrieval_quads(question: NamedNode, config: RetrievalConfig, k: int, wsd: WsdMode,
+                    focus: tuple[int, int] | None) -> list[Quad]:
+    """The kgr:Retrieval that ranked documents for ``question``, in the question's graph: every
+    parameter of the ranking (``config``), ``k``, the sense selection mode and the focus span —
+    what ``explain --document`` replays."""
+    g = question
+    r = retrieval_iri(question)
+    q = [
+        Quad(r, RDF.type, KGR.Retrieval, g),
+        Quad(r, RDF.type, PROV.Activity, g),
+        Quad(r, PROV.used, question, g),
+        Quad(r, PROV.startedAtTime, now(), g),
+        Quad(r, KGR.rankingVersion, Literal(config.version), g),
+        Quad(r, KGR.matchMode, Literal(config.match), g),
+        Quad(r, KGR.wsdMode, Literal(wsd.value), g),
+        Quad(r, KGR.resultCount, _int(k), g),
+        Quad(r, KGR.focusBoost, _double(config.focus_boost), g),
+        Quad(r, KGR.confidentThreshold, _double(config.confident), g),
+        Quad(r, KGR.documentSoftness, _double(config.doc_softness), g),
+    ]
+    if focus is not None:
+        q += [Quad(r, KGR.focusStart, _int(focus[0]), g), Quad(r, KGR.focusEnd, _int(focus[1]), g)]
+    for rel in config.same_meaning:
+        q.append(Quad(r, KGR.sameMeaning, Literal(rel), g))
+    for rel, w in config.expansion:
+        node = NamedNode(r.value + "-" + urllib.parse.quote(rel, safe=""))
+        q += [
+            Quad(r, KGR.expansionWeight, node, g),
+            Quad(node, RDF.type, KGR.ExpansionWeight, g),
+            Quad(node, KGR.relation, Literal(rel), g),
+            Quad(node, KGR.weight, _double(w), g),
+        ]
+    return q
+
+
+def _double(v: float) -> Literal:
+    """A parameter as xsd:double, exactly (repr round-trips): the replay uses the same value."""
+    return Literal(repr(float(v)), datatype=XSD.double)

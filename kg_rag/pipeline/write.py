@@ -37,9 +37,11 @@ class Owner:
         return self.kind == KGR.Document
 
 
-def text_change(owner: Owner, units: Sequence[Unit], outcome: Outcome) -> Change:
+def text_change(owner: Owner, units: Sequence[Unit], outcome: Outcome,
+                extra: Sequence[Quad] = ()) -> Change:
     """Drop ``owner``'s graph; insert its text, a passage per unit (documents), an annotation per
-    mention of ``outcome`` and the decisions ``outcome`` made anew — in one update."""
+    mention of ``outcome``, the decisions ``outcome`` made anew and ``extra`` quads of the owner's
+    graph (a question's retrieval record) — in one update."""
     quads: list[Quad] = record.text_owner_quads(
         owner.iri, owner.kind, owner.ident, owner.text, owner.lang, owner.title, owner.source)
     passages: list[NamedNode | None] = [None] * len(units)
@@ -50,7 +52,7 @@ def text_change(owner: Owner, units: Sequence[Unit], outcome: Outcome) -> Change
     for d in outcome.decided:
         quads += record.annotation_quads(owner.iri, owner.iri, passages[d.unit], d.mention,
                                          d.chosen_concepts, d.decision, d.reused)
-    return Change(drop_graphs=[owner.iri], insert=quads + list(outcome.decision_quads))
+    return Change(drop_graphs=[owner.iri], insert=quads + list(extra) + list(outcome.decision_quads))
 
 
 __all__ = ["Owner", "text_change"]

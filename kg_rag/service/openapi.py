@@ -61,6 +61,11 @@ SCHEMAS: dict[str, Any] = {
         "highlights": {"type": "array", "items": {"type": "array", "items": _I}},
         "concepts": {"type": "array", "items": _obj({"iri": _S, "label": _S, "weight": _N})},
         "decisions": {"type": "array", "items": _S},
+        "contributions": {"type": "array", "description": "what the score sums, one per matched concept",
+                          "items": _obj({"question_concept": _S, "document_concept": _S, "relation": _NS,
+                                         "question_weight": _N, "expansion_weight": _N, "focus_factor": _N,
+                                         "idf": _N, "document_weight": _N, "annotations": _I,
+                                         "counted": _N})},
     }, ("id", "iri", "score", "passage")),
     "Answer": _obj({
         "question": _S, "question_iri": _S, "lang": _S, "wsd": _S,

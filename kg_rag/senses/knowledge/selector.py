@@ -106,7 +106,7 @@ WEIGHTS: dict[str, Weights] = {"": DEFAULT_WEIGHTS, "xl": XL_WEIGHTS, "xl-freq":
 #: fine-grained senses, a frequency prior) much of a margin
 #: is the prior's: on semeval2007 a decision with margin 0.5 was right 68 % of the time, 0.6 81 %
 #: (0.2 50 %, 0.4 65 %) — squared, retrieval's "confident" (confidence >= 0.5,
-#: :data:`kg_rag.pipeline.retrieve.CONFIDENT`) starts at a margin of about 0.7, where decisions are right
+#: :data:`kg_rag.pipeline.ranking_config.CONFIDENT`) starts at a margin of about 0.7, where decisions are right
 #: four times in five, and the unsure ones count for each reading by its probability. en-sense-dev
 #: nDCG@10 / P@1 with margin thresholds 0.5 / 0.6 / 0.7 / 0.8 / never confident: 0.772 / 0.791 /
 #: 0.797 / 0.795 / 0.795 and 0.655 / … / 0.691 (README "Retrieval"). A small dictionary (the demo,

@@ -91,3 +91,47 @@ def test_cli_explain_document(tmp_path: Path, capsys: pytest.CaptureFixture[str]
     assert main(["--store", store, "explain", q, "--document", "nope"]) == 2
     err = capsys.readouterr().err
     assert "IRI" in err and err.count("\n") == 1
+
+
+def _contributions(result: object) -> list[dict[str, object]]:
+    from kg_rag.serialize import result_dict
+
+    return result_dict(result)["contributions"]  # type: ignore[arg-type,no-any-return]
+
+
+@pytest.mark.parametrize("wsd", [None, "none"])
+def test_the_explanation_replays_the_contributions_rank_returned(kg: KnowledgeGraph, wsd: str | None) -> None:
+    a = kg.ask(BRANCHES[0], lang="he", focus=BRANCHES[1], wsd=wsd)
+    for r in a.results[:3]:
+        result = kg.explain(a.question_iri, document=r.doc_iri).summary["result"]
+        assert result["score"] == pytest.approx(r.score, rel=1e-6)
+        got = [{k: v for k, v in c.items() if not k.endswith("_label")} for c in result["contributions"]]
+        want = _contributions(r)
+        assert len(got) == len(want)
+        for g, w in zip(got, want, strict=True):
+            assert g == {k: pytest.approx(v, rel=1e-5) if isinstance(v, float) else v for k, v in w.items()}
+        assert result["retrieval"]["version"] == result["retrieval"]["replayed_version"]
+        assert result["retrieval"]["match"] == ("candidate" if wsd == "none" else "agreement")
+
+
+def test_without_expansion_no_expansion_link_counts(kg: KnowledgeGraph) -> None:
+    # with the default weights the top document is reached through a broader concept too ...
+    a = kg.ask(BRANCHES[0], lang="he", focus=BRANCHES[1])
+    doc = a.results[0].doc_iri
+    links = kg.explain(a.question_iri, document=doc).summary["result"]["links"]
+    assert [x for x in links if x["relation"] is not None and x["counted"] > 0]
+    # ... asked without expansion, the explanation lists no expansion link as counting
+    b = kg.ask(BRANCHES[0], lang="he", focus=BRANCHES[1], expansion={})
+    result = kg.explain(b.question_iri, document=doc).summary["result"]
+    assert result["retrieval"]["expansion"] == {}
+    assert result["links"] and not [x for x in result["links"] if x["relation"] is not None and x["counted"] > 0]
+    assert all(c["relation"] is None for c in result["contributions"])
+    assert result["score"] == pytest.approx(next(r.score for r in b.results if r.doc_iri == doc), rel=1e-6)
+    assert "0 expansion relations" in kg.explain(b.question_iri, document=doc).text()
+
+
+def test_a_question_only_annotated_has_no_ranking_to_explain(kg: KnowledgeGraph) -> None:
+    a = kg.ask(BRANCHES[0], lang="he")
+    kg.annotate(BRANCHES[0], lang="he")   # rewrites the question's graph without a ranking
+    with pytest.raises(NotFoundError, match="ask it again"):
+        kg.explain(a.question_iri, document=a.results[0].doc_iri)

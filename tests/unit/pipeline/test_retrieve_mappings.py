@@ -9,7 +9,8 @@ import pytest
 
 from kg_rag.api import KnowledgeGraph
 from kg_rag.documents.readers import SourceDocument
-from kg_rag.pipeline.retrieve import EXPANSION, QueryConcept, expand
+from kg_rag.pipeline.ranking_config import EXPANSION
+from kg_rag.pipeline.retrieve import QueryConcept, expand
 from kg_rag.store import EmbeddedStore
 
 A = "https://example.org/a/"

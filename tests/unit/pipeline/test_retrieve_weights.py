@@ -6,7 +6,8 @@ import math
 
 import pytest
 
-from kg_rag.pipeline.retrieve import CONFIDENT, DOC_SOFTNESS, reading_weights
+from kg_rag.pipeline.ranking_config import CONFIDENT, DOC_SOFTNESS
+from kg_rag.pipeline.retrieve import reading_weights
 
 SCORES = {"a": 0.5, "b": 0.3, "c": 0.2}
 
