@@ -6,7 +6,7 @@
 
 The label set is what ``sparql/select-match-keys.rq`` gives the annotator's lexicon: every match
 key with its base language (keys without a language match in every language). The text of each
-document is normalised by the annotator's own :func:`kg_rag.annotate.tokenize.normalise` (NFC,
+document is normalised by the annotator's own :func:`kg_rag.text.tokenise.normalise` (NFC,
 case folding, niqqud removed, whitespace collapsed; ``scan``: non-word characters as spaces) —
 counted in the scan time — and scanned with one automaton per language holding that language's
 keys and the language-less ones in their scan form padded with spaces, so that hits fall on
@@ -61,7 +61,7 @@ def aho(labels_file: str, corpus: str) -> dict[str, object]:
     import ahocorasick
 
     from kg_rag.annotate.lexicon import scan_form
-    from kg_rag.annotate.tokenize import normalise
+    from kg_rag.text.tokenise import normalise
 
     by_lang, docs = _read(labels_file, corpus)
     t0 = time.perf_counter()
@@ -86,7 +86,7 @@ def aho(labels_file: str, corpus: str) -> dict[str, object]:
 def flashtext(labels_file: str, corpus: str) -> dict[str, object]:
     from flashtext import KeywordProcessor
 
-    from kg_rag.annotate.tokenize import normalise
+    from kg_rag.text.tokenise import normalise
 
     by_lang, docs = _read(labels_file, corpus)
     t0 = time.perf_counter()

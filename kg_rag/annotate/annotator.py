@@ -30,13 +30,13 @@ from dataclasses import dataclass, field
 
 from kg_rag.annotate.candidates import Reading, check_pos, lemma_readings, readings_of, sort_key
 from kg_rag.annotate.lexicon import Lexicon
-from kg_rag.annotate.tokenize import WORD, Normalised, normalise
 from kg_rag.errors import InputError
 from kg_rag.model import Candidate, Mention
 from kg_rag.store import Store
 from kg_rag.text.analyse import analyses, clean_surface, fallback_forms, how_rank
 from kg_rag.text.langid import check_language
 from kg_rag.text.normalise import match_key, nfc
+from kg_rag.text.tokenise import WORD, Normalised, normalise
 
 log = logging.getLogger(__name__)
 

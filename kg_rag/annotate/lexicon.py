@@ -29,11 +29,11 @@ from typing import Any
 
 import ahocorasick
 
-from kg_rag.annotate.tokenize import NON_WORD
 from kg_rag.derived import Derived, Slot, catalog_version
 from kg_rag.errors import StoreError
 from kg_rag.store import Store, queries
 from kg_rag.text.normalise import base_language
+from kg_rag.text.tokenise import NON_WORD
 
 log = logging.getLogger(__name__)
 

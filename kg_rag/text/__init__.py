@@ -1,10 +1,33 @@
-"""Text analysis shared by every stage: Unicode normalisation and match keys
-(:mod:`.normalise`), language identification (:mod:`.langid`), word analyses — lemmas, Hebrew
-prefix letters, stop words (:mod:`.analyse`, :mod:`.hebrew`, ``stopwords/``) — and English token
-windows for the sense selectors' context signals (:mod:`.english`).
+"""Text analysis shared by every stage — the only place where text is normalised, cut into words,
+lemmatised or filtered by stop words.
 
-Only the normalisation functions are imported here; the other modules load their resources
-(lemma tables, the language classifier) when first used.
+==================  =====================================================================
+module              public names
+==================  =====================================================================
+:mod:`.normalise`   ``nfc``, ``match_key``, ``base_language``, ``strip_niqqud``, ``strip_bidi``,
+                    ``is_rtl``, ``for_terminal`` (also importable from here); the character
+                    classes ``NIQQUD_CHARS``, ``HARAKAT_CHARS``, ``TATWEEL``, ``BIDI_CHARS``,
+                    ``HEBREW_LETTERS`` and ``QUOTE_FOLDS``
+:mod:`.tokenise`    one tokeniser per purpose: ``normalise`` → ``Normalised`` with ``WORD`` /
+                    ``NON_WORD`` (the annotator's words, with offsets back to the text);
+                    ``gloss_tokens`` / ``GLOSS_WORD`` (gloss words); ``english_tokens`` /
+                    ``ENGLISH_TOKEN`` (English tokens around a mention)
+:mod:`.analyse`     ``lemmas`` and ``lemma`` (the one simplemma wrapper), ``stopwords``,
+                    ``analyses``, ``fallback_forms``, ``clean_surface``, ``how_rank``,
+                    ``HOW_ORDER``; ``gloss_words`` (content-word lemmas for gloss overlap) and
+                    ``gloss_stopwords``
+:mod:`.hebrew`      ``PREFIXES``, ``prefix_splits``, ``suffix_guesses``, ``final_form``,
+                    ``is_hebrew_word``, ``MIN_STEM``
+:mod:`.english`     ``before``, ``after``, ``skippable``, ``WINDOW`` and the closed word classes
+                    ``ADVERBS``, ``PREPOSITIONS``, ``DETERMINERS``, ``OBJECT_PRONOUNS``, ``QUOTES``
+:mod:`.langid`      ``detect``, ``detect_scored``, ``check_language``, ``segments``,
+                    ``paragraphs``, ``SUPPORTED``, ``MIN_LETTERS``
+``stopwords/``      ``<lang>.txt`` function words, ``gloss/<lang>.txt`` gloss stop words (README)
+==================  =====================================================================
+
+Only the normalisation functions are imported here, so ``import kg_rag.text`` stays cheap: the
+other modules are imported where they are used, and the lemma tables and the language classifier
+load when first needed.
 """
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""Analyses of one word: the forms under which it may be in the dictionary, and how each was got.
+"""Analyses of words: the forms under which a word may be in the dictionary (and how each was
+got), its lemmas, stop words, and the content words of a gloss.
 
 Every plausible analysis is kept — the dictionary and then the sense selector decide::
 
@@ -7,9 +8,13 @@ Every plausible analysis is kept — the dictionary and then the sense selector 
     analyses("branches", "branches", "en")
     # (("branches", "surface"), ("branch", "lemma"))
 
-Lemmas come from simplemma (offline, knows Hebrew and Arabic); Hebrew prefix letters are
-peeled off by :mod:`.hebrew`; suffix guesses are a separate fallback (:func:`fallback_forms`)
-used only when no analysis matched. Stop words (``stopwords/<lang>.txt``) never yield forms.
+Lemmas come from simplemma (offline, knows Hebrew and Arabic) through one wrapper: :func:`lemmas`
+(every lemma of a word, for the annotator) and :func:`lemma` (the lemma of its match key, for gloss
+overlap), both for the languages simplemma has data for and nothing (resp. the word itself) for
+the others. Hebrew prefix letters are peeled off by :mod:`.hebrew`; suffix guesses are a separate
+fallback (:func:`fallback_forms`) used only when no analysis matched. Stop words
+(``stopwords/<lang>.txt``) never yield forms; :func:`gloss_words` drops the gloss stop words of
+``stopwords/gloss/<lang>.txt`` instead (a list of its own: see ``stopwords/README.md``).
 """
 
 from __future__ import annotations
@@ -23,6 +28,7 @@ from simplemma.strategies.dictionaries.dictionary_factory import SUPPORTED_LANGU
 
 from kg_rag.text import hebrew
 from kg_rag.text.normalise import match_key, strip_bidi, strip_niqqud
+from kg_rag.text.tokenise import gloss_tokens
 
 log = logging.getLogger(__name__)
 
@@ -44,10 +50,9 @@ def how_rank(how: str) -> int:
     return (HOW_ORDER.index(head) if head in HOW_ORDER else len(HOW_ORDER)) * 10
 
 
-@cache
-def stopwords(lang: str) -> frozenset[str]:
-    """The stop words of ``lang`` as match keys (empty for a language without a list)."""
-    f = resources.files(__package__).joinpath("stopwords", f"{lang}.txt")
+def _word_list(*path: str) -> frozenset[str]:
+    """The words of a data file under ``stopwords/`` as match keys (empty if there is none)."""
+    f = resources.files(__package__).joinpath("stopwords", *path)
     if not f.is_file():
         return frozenset()
     words = set()
@@ -58,20 +63,66 @@ def stopwords(lang: str) -> frozenset[str]:
     return frozenset(words)
 
 
+@cache
+def stopwords(lang: str) -> frozenset[str]:
+    """The stop words of ``lang`` (``stopwords/<lang>.txt``) as match keys (empty for a language
+    without a list): function words, which never yield a mention on their own."""
+    return _word_list(f"{lang}.txt")
+
+
+@cache
+def gloss_stopwords(lang: str) -> frozenset[str]:
+    """The gloss stop words of ``lang`` (``stopwords/gloss/<lang>.txt``) as match keys (empty for
+    a language without a list): function words and words too generic to tell senses apart,
+    which gloss overlap does not count."""
+    return _word_list("gloss", f"{lang}.txt")
+
+
+def _lemma_code(lang: str) -> str | None:
+    """simplemma's code for ``lang``, None for a language it has no data for."""
+    code = _LEMMA_LANG.get(lang, lang)
+    return code if code in SUPPORTED_LANGUAGES else None
+
+
 @lru_cache(maxsize=200_000)
 def lemmas(surface: str, lang: str) -> tuple[str, ...]:
     """Match keys of the lemmas simplemma gives for ``surface`` (case kept: German nouns need
     it) and for its case-folded form; the word itself is not included."""
-    code = _LEMMA_LANG.get(lang, lang)
-    if code not in SUPPORTED_LANGUAGES:
+    code = _lemma_code(lang)
+    if code is None:
         return ()
     key = match_key(surface)
     out: dict[str, None] = {}
     for w in dict.fromkeys((surface, key)):
-        lemma = match_key(simplemma.lemmatize(w, lang=code))
-        if lemma and lemma != key:
-            out.setdefault(lemma, None)
+        found = match_key(simplemma.lemmatize(w, lang=code))
+        if found and found != key:
+            out.setdefault(found, None)
     return tuple(out)
+
+
+@lru_cache(maxsize=200_000)
+def lemma(word: str, lang: str) -> str:
+    """The match key of the lemma simplemma gives for ``word``'s match key; the match key itself
+    for a language simplemma has no data for."""
+    key = match_key(word)
+    code = _lemma_code(lang)
+    return key if code is None else match_key(simplemma.lemmatize(key, lang=code))
+
+
+def gloss_words(text: str, lang: str) -> list[str]:
+    """Content-word lemmas of ``text`` for gloss overlap, in order: gloss words
+    (:func:`~kg_rag.text.tokenise.gloss_tokens`) of two letters or more whose lemma is too, and
+    neither it nor the word a gloss stop word (:func:`gloss_stopwords`)."""
+    stop = gloss_stopwords(lang)
+    out = []
+    for w in gloss_tokens(text):
+        if len(w) < 2:
+            continue
+        lw = lemma(w, lang)
+        if lw in stop or match_key(w) in stop or len(lw) < 2:
+            continue
+        out.append(lw)
+    return out
 
 
 def clean_surface(raw: str) -> str:
@@ -117,5 +168,5 @@ def fallback_forms(word: str, lang: str) -> tuple[tuple[str, str], ...]:
     return tuple(out.items())
 
 
-__all__ = ["HOW_ORDER", "analyses", "clean_surface", "fallback_forms", "how_rank", "lemmas",
-           "stopwords"]
+__all__ = ["HOW_ORDER", "analyses", "clean_surface", "fallback_forms", "gloss_stopwords", "gloss_words",
+           "how_rank", "lemma", "lemmas", "stopwords"]

@@ -1,11 +1,11 @@
-"""English function words and the tokens around a mention, for the evidence read from raw text
-without a tagger (:mod:`.frames`, :mod:`.pos_context`)."""
+"""English function words and the tokens around a mention (:func:`before`, :func:`after`, cut by
+:func:`kg_rag.text.tokenise.english_tokens`), for the evidence the knowledge selector reads from
+raw text without a tagger (:mod:`kg_rag.senses.knowledge.frames`, ``…pos_context``)."""
 
 from __future__ import annotations
 
-import re
+from kg_rag.text.tokenise import english_tokens
 
-TOKEN = re.compile(r"\w+(?:[-'’.]\w+)*|n't|'\w+|[^\w\s]+")
 #: characters looked at on each side of a mention (far more than the few tokens used)
 WINDOW = 200
 
@@ -32,9 +32,9 @@ def skippable(tok: str) -> bool:
 
 def before(context: str, start: int, n: int) -> list[str]:
     """The last ``n`` tokens before ``start``, lower-cased."""
-    return [t.lower() for t in TOKEN.findall(context[max(0, start - WINDOW) : start])][-n:]
+    return [t.lower() for t in english_tokens(context[max(0, start - WINDOW) : start])][-n:]
 
 
 def after(context: str, end: int, n: int) -> list[str]:
     """The first ``n`` tokens after ``end``, lower-cased."""
-    return [t.lower() for t in TOKEN.findall(context[end : end + WINDOW])][:n]
+    return [t.lower() for t in english_tokens(context[end : end + WINDOW])][:n]

@@ -5,12 +5,20 @@ from __future__ import annotations
 import re
 import unicodedata
 
-# Hebrew points and cantillation (U+0591–U+05C7, without the letters and maqaf/sof pasuq punctuation)
-_NIQQUD = re.compile("[\u0591-\u05bd\u05bf\u05c1\u05c2\u05c4\u05c5\u05c7]")
-# Arabic harakat and tatweel
-_HARAKAT = re.compile("[\u064b-\u065f\u0670\u0640]")
-# bidi controls and invisible format characters that must never be printed raw or reach a prompt
-_BIDI = re.compile("[\u200b-\u200f\u202a-\u202e\u2066-\u2069\u061c\ufeff\u2060-\u2064]")
+# character-class bodies (also used by kg_rag.text.tokenise, which maps offsets around them):
+#: Hebrew points and cantillation (U+0591–U+05C7, without the letters and maqaf/sof pasuq punctuation)
+NIQQUD_CHARS = "\u0591-\u05bd\u05bf\u05c1\u05c2\u05c4\u05c5\u05c7"
+#: Arabic harakat (without tatweel, which is no point on a letter)
+HARAKAT_CHARS = "\u064b-\u065f\u0670"
+TATWEEL = "\u0640"
+#: bidi controls and invisible format characters that must never be printed raw or reach a prompt
+BIDI_CHARS = "\u200b-\u200f\u202a-\u202e\u2066-\u2069\u061c\ufeff\u2060-\u2064"
+#: geresh, gershayim, right single quote and maqaf as a match key writes them
+QUOTE_FOLDS = {"\u05f3": "'", "\u05f4": '"', "\u2019": "'", "\u05be": "-"}
+_NIQQUD = re.compile(f"[{NIQQUD_CHARS}]")
+_HARAKAT = re.compile(f"[{HARAKAT_CHARS}{TATWEEL}]")
+_BIDI = re.compile(f"[{BIDI_CHARS}]")
+_QUOTES = str.maketrans(QUOTE_FOLDS)
 # Hebrew final letters → medial (used only for prefix/suffix analysis, not for keys)
 HEBREW_LETTERS = re.compile("[\u05d0-\u05ea]")
 _SPACES = re.compile(r"\s+")
@@ -36,7 +44,7 @@ def match_key(text: str) -> str:
     t = strip_bidi(t)
     t = _NIQQUD.sub("", t)
     t = _HARAKAT.sub("", t)
-    t = t.replace("\u05f3", "'").replace("\u05f4", '"').replace("\u2019", "'").replace("\u05be", "-")
+    t = t.translate(_QUOTES)
     t = t.casefold()
     t = _SPACES.sub(" ", t).strip()
     return nfc(t)

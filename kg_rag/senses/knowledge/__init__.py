@@ -1,6 +1,6 @@
 """The knowledge-based sense selector (offline, the default): :mod:`.selector` combines a
 sense-order prior (:mod:`.prior`) with context evidence — personalised PageRank over the concept
-graph (:mod:`.graph`), gloss overlap (:mod:`.lesk`), verb frames (:mod:`.frames`), part of speech
+graph (:mod:`.graph`), gloss overlap (words from :func:`kg_rag.text.analyse.gloss_words`), verb frames (:mod:`.frames`), part of speech
 from the tokens around a mention (:mod:`.pos_context`) and capitalisation (:mod:`.orthography`)."""
 
 from __future__ import annotations

@@ -28,8 +28,8 @@ import scipy.sparse as sp
 from pyoxigraph import Literal
 
 from kg_rag.derived import Derived, Slot
-from kg_rag.senses.knowledge.lesk import words
 from kg_rag.store import Store
+from kg_rag.text.analyse import gloss_words as words
 from kg_rag.text.normalise import base_language
 
 log = logging.getLogger(__name__)

@@ -45,11 +45,11 @@ from kg_rag.model import Agent, Candidate, Mention, Selection, SelectionRequest
 from kg_rag.senses.baselines import sense_order, unresolved
 from kg_rag.senses.knowledge.frames import frame_fits
 from kg_rag.senses.knowledge.graph import KnowledgeBase, knowledge_base
-from kg_rag.senses.knowledge.lesk import words
 from kg_rag.senses.knowledge.orthography import case_mismatch, sentence
 from kg_rag.senses.knowledge.pos_context import pos_evidence
 from kg_rag.senses.knowledge.prior import english_frequencies, english_prior, informed
 from kg_rag.store import Store
+from kg_rag.text.analyse import gloss_words as words
 from kg_rag.text.normalise import match_key
 
 log = logging.getLogger(__name__)

@@ -9,10 +9,10 @@ from hypothesis import strategies as st
 
 from kg_rag.annotate import Lexicon
 from kg_rag.annotate.lexicon import scan_form
-from kg_rag.annotate.tokenize import WORD, normalise
 from kg_rag.text.analyse import analyses, fallback_forms, stopwords
 from kg_rag.text.hebrew import PREFIXES, prefix_splits, suffix_guesses
 from kg_rag.text.normalise import match_key
+from kg_rag.text.tokenise import WORD, normalise
 
 
 def test_normalised_words_are_match_keys_and_map_back() -> None:

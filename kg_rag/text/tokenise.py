@@ -1,10 +1,20 @@
-"""Normalised views of a text with a way back to the original character offsets.
+"""The tokenisers of kg-rag, one per purpose, each pattern defined here once.
 
-``match_key`` (kg_rag.text.normalise) is applied to the whole text in one pass, character by character
-in effect: niqqud, harakat and bidi controls removed, case folded, geresh/quote variants
-unified, whitespace runs collapsed to one space (a run holding a blank line becomes two
-newlines: match keys have single spaces, so a multiword expression never spans paragraphs). The result
-``norm`` has the same words as ``match_key`` would give them.
+* **Annotator words, with offsets** — :func:`normalise` gives the normalised views of a text
+  that the annotator scans, with a way back to the original character offsets; :data:`WORD`
+  (letters, digits, underscore, combining marks) and :data:`NON_WORD` cut them into words.
+* **Gloss words** — :func:`gloss_tokens`: words that start with a letter and may hold inner
+  apostrophes, geresh/gershayim and hyphens ("well-known", "don't", צה"ל); what gloss overlap
+  counts (:func:`kg_rag.text.analyse.gloss_words` lemmatises them and drops stop words).
+* **English token windows** — :func:`english_tokens`: words with their clitics ("n't", "'s")
+  and punctuation runs as tokens; :mod:`kg_rag.text.english` reads the few tokens around a
+  mention with them.
+
+Normalised views: ``match_key`` (kg_rag.text.normalise) is applied to the whole text in one
+pass, character by character in effect: niqqud, harakat and bidi controls removed, case folded,
+geresh/quote variants unified, whitespace runs collapsed to one space (a run holding a blank
+line becomes two newlines: match keys have single spaces, so a multiword expression never spans
+paragraphs). The result ``norm`` has the same words as ``match_key`` would give them.
 
 ``scan`` is ``norm`` with every character that is not part of a word replaced by a space
 (same length): padded keys (``" fruit tree "``) found in ``" " + scan + " "`` therefore always
@@ -21,15 +31,11 @@ import unicodedata
 from bisect import bisect_right
 from dataclasses import dataclass
 
-from kg_rag.text.normalise import nfc
+from kg_rag.text.normalise import BIDI_CHARS, HARAKAT_CHARS, NIQQUD_CHARS, QUOTE_FOLDS, TATWEEL, nfc
 
 # characters match_key deletes: Hebrew points, Arabic harakat/tatweel, bidi and zero-width controls
-_REMOVED = (
-    "\u0591-\u05bd\u05bf\u05c1\u05c2\u05c4\u05c5\u05c7"
-    "\u064b-\u065f\u0670\u0640"
-    "\u200b-\u200f\u202a-\u202e\u2066-\u2069\u061c\ufeff\u2060-\u2064"
-)
-_TRANSLATE = str.maketrans({"\u05f3": "'", "\u05f4": '"', "\u2019": "'", "\u05be": "-"})
+_REMOVED = NIQQUD_CHARS + HARAKAT_CHARS + TATWEEL + BIDI_CHARS
+_TRANSLATE = str.maketrans(QUOTE_FOLDS)
 
 
 def _expanding_chars() -> str:
@@ -66,6 +72,10 @@ _MARKS = _mark_ranges()
 #: a word: letters, digits, underscore and combining marks
 WORD = re.compile(f"[\\w{_MARKS}]+")
 NON_WORD = re.compile(f"[^\\w{_MARKS}]")
+#: a gloss word: a letter, then word characters, inner apostrophes, geresh/gershayim or hyphens
+GLOSS_WORD = re.compile(r"[^\W\d_](?:[\w'\u05f3\u05f4-]*\w)?", re.UNICODE)
+#: an English token: a word (inner hyphens, apostrophes, dots), a clitic, or a punctuation run
+ENGLISH_TOKEN = re.compile(r"\w+(?:[-'’.]\w+)*|n't|'\w+|[^\w\s]+")
 
 
 @dataclass(frozen=True, slots=True)
@@ -165,4 +175,18 @@ def _char_set(ranges: str) -> frozenset[str]:
 
 _REMOVED_SET = _char_set(_REMOVED)
 # points that belong to the letter before them (a mention ends after them)
-_POINTS = _char_set("\u0591-\u05bd\u05bf\u05c1\u05c2\u05c4\u05c5\u05c7\u064b-\u065f\u0670")
+_POINTS = _char_set(NIQQUD_CHARS + HARAKAT_CHARS)
+
+
+def gloss_tokens(text: str) -> list[str]:
+    """The gloss words of ``text`` as written (:data:`GLOSS_WORD`), in order."""
+    return GLOSS_WORD.findall(text)
+
+
+def english_tokens(text: str) -> list[str]:
+    """The English tokens of ``text`` as written (:data:`ENGLISH_TOKEN`), in order."""
+    return ENGLISH_TOKEN.findall(text)
+
+
+__all__ = ["ENGLISH_TOKEN", "GLOSS_WORD", "NON_WORD", "WORD", "Normalised", "english_tokens",
+           "gloss_tokens", "normalise"]
