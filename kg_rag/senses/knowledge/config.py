@@ -8,8 +8,8 @@ this package and of :mod:`kg_rag.text`, which tokenises and lemmatises for it, a
 version), so changing a constant or the algorithm changes the version and no stored decision
 is reused across it — there is nothing to bump by hand.
 
-The values are today's, chosen on the development sets only (README "Evaluation notes",
-"Knowledge selector: how its constants were chosen").
+The defaults are the tuned values, chosen on the development sets only; how is told in the
+README (Evaluation → "Knowledge selector: how its constants were chosen"), not here.
 """
 
 from __future__ import annotations
