@@ -5,8 +5,9 @@ with an ``rdfs:label``, loaded from WN-LMF ``subcat``). The text around a verb m
 the tokens alone (no tagger: the annotator has none), what follows it: nothing (the clause ends),
 an object, a preposition (which one), ``to`` + infinitive, a ``that``-clause, an ``-ing`` form; and
 whether it is a passive participle (``be``/``get`` + participle, or participle + ``by``).
-:func:`compatibility` is how well a sense's frames admit that pattern, 0 … 1; the knowledge selector
-adds ``w.frames`` times it to English verb candidates (README "Evaluation").
+:func:`compatibility` is how well a sense's frames admit that pattern, 0 … 1 (the partial matches
+weighed by a :class:`~kg_rag.senses.knowledge.config.FrameFit`); the knowledge selector adds
+``w.frames`` times it to English verb candidates.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from pyoxigraph import NamedNode
 
 from kg_rag.derived import Derived, Slot, Table
 from kg_rag.model import Candidate, SelectionRequest
+from kg_rag.senses.knowledge.config import FrameFit
 from kg_rag.store import Store, Values
 from kg_rag.text import english
 from kg_rag.text.english import DETERMINERS, OBJECT_PRONOUNS, PREPOSITIONS, QUOTES, skippable
@@ -35,12 +37,6 @@ _CLAUSE_END = frozenset("and or but because if when while although though unless
 _NOT_GERUNDS = frozenset("thing nothing something anything everything morning evening king ring "
                          "spring string building during bring sing swing wing sting ceiling".split())
 _WH = frozenset("whether how what why who whom".split())
-
-#: how well a frame admits what else follows (1 = the frame says exactly this)
-PP_GENERIC = 0.7      # "Somebody ----s PP" for a given preposition
-PP_INTRANSITIVE = 0.5  # an intransitive frame for a verb + PP (the PP an adjunct)
-PP_OBJECT = 0.5       # "Somebody ----s something to somebody" for a verb + "to" (object elsewhere)
-CLAUSE_OBJECT = 0.5   # that-clause ↔ transitive frame; -ing form ↔ transitive frame
 
 
 @dataclass(frozen=True, slots=True)
@@ -134,34 +130,34 @@ def observe(context: str, start: int, end: int, lemma: str) -> Pattern:
     return Pattern(comp, passive)
 
 
-def _match(p: Pattern, f: Frame) -> float:
+def _match(p: Pattern, f: Frame, fit: FrameFit) -> float:
     c = p.complement
     if p.passive:
         return 1.0 if f.complement == "obj" else 0.0
     if c == "end":
         return 1.0 if f.complement == "end" else 0.0
     if c == "obj":
-        return 1.0 if f.complement in ("obj", "adj") else (CLAUSE_OBJECT if f.complement == "that" else 0.0)
+        return 1.0 if f.complement in ("obj", "adj") else (fit.clause_object if f.complement == "that" else 0.0)
     if c.startswith("pp:"):
         if f.complement == c:
             return 1.0
         if f.complement == "pp:*":
-            return PP_GENERIC
+            return fit.pp_generic
         if f.complement == "end":
-            return PP_INTRANSITIVE
-        return PP_OBJECT if f.complement == "obj" and f.extra == c[3:] else 0.0
+            return fit.pp_intransitive
+        return fit.pp_object if f.complement == "obj" and f.extra == c[3:] else 0.0
     if c == "toinf":
-        return {"toinf": 1.0, "pp:*": PP_GENERIC, "end": PP_INTRANSITIVE}.get(f.complement, 0.0)
+        return {"toinf": 1.0, "pp:*": fit.pp_generic, "end": fit.pp_intransitive}.get(f.complement, 0.0)
     if c == "that":
-        return 1.0 if f.complement == "that" else (CLAUSE_OBJECT if f.complement == "obj" else 0.0)
+        return 1.0 if f.complement == "that" else (fit.clause_object if f.complement == "obj" else 0.0)
     if c == "ger":
-        return 1.0 if f.complement == "ger" else (CLAUSE_OBJECT if f.complement == "obj" else 0.0)
+        return 1.0 if f.complement == "ger" else (fit.clause_object if f.complement == "obj" else 0.0)
     return 0.0
 
 
-def compatibility(p: Pattern, frames: Sequence[Frame]) -> float:
+def compatibility(p: Pattern, frames: Sequence[Frame], fit: FrameFit) -> float:
     """How well the best of a sense's frames admits the observed pattern (0 without frames)."""
-    return max((_match(p, f) for f in frames), default=0.0)
+    return max((_match(p, f, fit) for f in frames), default=0.0)
 
 
 #: sense IRI → its frames, and whether the store has any, in the store's registry
@@ -207,7 +203,7 @@ def _english_verbs(cands: Sequence[Candidate]) -> bool:
     return bool(cands) and all(c.pos == "verb" and c.lang in ("en", "") and c.sense for c in cands)
 
 
-def frame_fits(store: Store, requests: Sequence[SelectionRequest]) -> list[list[float] | None]:
+def frame_fits(store: Store, requests: Sequence[SelectionRequest], fit: FrameFit) -> list[list[float] | None]:
     """Per request, each candidate's :func:`compatibility`; None unless every candidate is an
     English verb sense and at least one of them has frames."""
     verbs = [r for r in requests if _english_verbs(r.mention.candidates)]
@@ -221,5 +217,5 @@ def frame_fits(store: Store, requests: Sequence[SelectionRequest]) -> list[list[
             out.append(None)
             continue
         p = observe(r.context, r.mention.start, r.mention.end, cands[0].lemma or r.mention.text)
-        out.append([compatibility(p, frames.get(c.sense or "", ())) for c in cands])
+        out.append([compatibility(p, frames.get(c.sense or "", ()), fit) for c in cands])
     return out

@@ -19,7 +19,7 @@ from __future__ import annotations
 import logging
 import os
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -37,8 +37,6 @@ log = logging.getLogger(__name__)
 CACHE_FORMAT = "kb-3"
 #: small knowledge bases (tests, demos) build in milliseconds: only large ones go to disk
 DISK_CACHE_MIN_NODES = 5_000
-#: relations left out of the PPR graph (measured on semeval2007: they add noise, see knowledge.py)
-DEFAULT_SKIP: frozenset[str] = frozenset()
 
 
 def _pack(strings: Sequence[str]) -> np.ndarray:
@@ -68,10 +66,8 @@ class KnowledgeBase:
     index: dict[str, int] = field(default_factory=dict)
     lemma_index: dict[str, int] = field(default_factory=dict)
     word_index: dict[str, int] = field(default_factory=dict)
-    _matrices: dict[frozenset[str], sp.csr_matrix] = field(default_factory=dict)
+    _matrix: sp.csr_matrix | None = None
     _inv: dict[int, list[str]] | None = None
-    _first: dict[int, tuple[int, ...]] | None = None
-    _cited: tuple[np.ndarray, np.ndarray] | None = None
     idf: np.ndarray | None = None
     df: np.ndarray | None = None
     cache: dict[str, object] = field(default_factory=dict)  # derived tables (kg_rag.senses.knowledge.prior)
@@ -116,82 +112,17 @@ class KnowledgeBase:
             self._inv = inv
         return self._inv
 
-    def gloss_links(self, node: int, limit: int = 300) -> set[int]:
-        """Gloss relations approximated with first senses (a cheap stand-in for eXtended
-        WordNet's disambiguated glosses): the most frequent senses of the English words of
-        ``node``'s glosses, and the concepts whose glosses use a word whose first sense is ``node``."""
-        if self._first is None:
-            self._build_gloss_links()
-        assert self._first is not None and self._cited is not None
-        out: set[int] = set()
-        for wid in self.gloss(node).tolist():
-            out.update(self._first.get(wid, ()))
-        a, b = self._cited[0][node], self._cited[0][node + 1]
-        out.update(self._cited[1][a : min(b, a + limit)].tolist())
-        out.discard(node)
-        return out
-
-    def _build_gloss_links(self) -> None:
-        first: dict[int, tuple[int, ...]] = {}
-        for k, key in enumerate(self.lemma_keys):
-            if not key.startswith("en:"):
-                continue
-            wid = self.word_index.get(key[3:])
-            if wid is None:
-                continue
-            a, b = self.lemma_ptr[k], self.lemma_ptr[k + 1]
-            ranks = self.lemma_ranks[a:b].tolist()
-            best = min(ranks)
-            first[wid] = tuple(n for n, r in zip(self.lemma_nodes[a:b].tolist(), ranks, strict=True)
-                               if r == best)
-        # inverse: which concepts' glosses cite each first sense (CSR over nodes)
-        n = len(self.nodes)
-        counts = np.diff(self.gloss_ptr)
-        owners = np.repeat(np.arange(n, dtype=np.int32), counts)
-        src: list[np.ndarray] = []
-        dst: list[np.ndarray] = []
-        by_wid = np.full(len(self.vocab), -1, dtype=np.int64)
-        multi: list[tuple[int, tuple[int, ...]]] = []
-        for wid, nodes in first.items():
-            if len(nodes) == 1:
-                by_wid[wid] = nodes[0]
-            else:
-                multi.append((wid, nodes))
-        t = by_wid[self.gloss_ids]
-        keep = t >= 0
-        src.append(t[keep])
-        dst.append(owners[keep])
-        by_word = np.argsort(self.gloss_ids, kind="stable")
-        sorted_ids = self.gloss_ids[by_word]
-        for wid, nodes in multi:
-            lo, hi = np.searchsorted(sorted_ids, [wid, wid + 1])
-            who = owners[by_word[lo:hi]]
-            for node in nodes:
-                src.append(np.full(len(who), node, dtype=np.int64))
-                dst.append(who.astype(np.int64))
-        s_all = np.concatenate(src) if src else np.zeros(0, dtype=np.int64)
-        d_all = np.concatenate(dst) if dst else np.zeros(0, dtype=np.int64)
-        order = np.argsort(s_all, kind="stable")
-        ptr = np.zeros(n + 1, dtype=np.int64)
-        np.add.at(ptr, s_all + 1, 1)
-        self._cited = (np.cumsum(ptr), d_all[order].astype(np.int32))
-        self._first = first
-
-    def neighbours(self, node: int, skip: frozenset[str] = DEFAULT_SKIP) -> np.ndarray:
-        m = self.matrix(skip)
+    def neighbours(self, node: int) -> np.ndarray:
+        m = self.matrix()
         out: np.ndarray = m.indices[m.indptr[node] : m.indptr[node + 1]]
         return out
 
     # --- personalized PageRank --------------------------------------------------------------
-    def matrix(self, skip: frozenset[str] = DEFAULT_SKIP) -> sp.csr_matrix:
-        """Row-normalised adjacency (undirected, duplicate edges merged) without ``skip`` relations."""
-        m = self._matrices.get(skip)
+    def matrix(self) -> sp.csr_matrix:
+        """Row-normalised adjacency (undirected, duplicate edges merged), every relation."""
+        m = self._matrix
         if m is None:
-            keep = np.ones(len(self.edge_src), dtype=bool)
-            for r in skip:
-                if r in self.rel_names:
-                    keep &= self.edge_rel != self.rel_names.index(r)
-            s, d = self.edge_src[keep], self.edge_dst[keep]
+            s, d = self.edge_src, self.edge_dst
             n = len(self.nodes)
             a = sp.coo_matrix((np.ones(2 * len(s), dtype=np.float32),
                                (np.concatenate([s, d]), np.concatenate([d, s]))), shape=(n, n)).tocsr()
@@ -200,18 +131,17 @@ class KnowledgeBase:
             deg[deg == 0] = 1.0
             m = sp.diags((1.0 / deg).astype(np.float32)) @ a
             m = m.T.tocsr().astype(np.float32)  # column-stochastic: r' = M r
-            self._matrices[skip] = m
+            self._matrix = m
         return m
 
-    def ppr(self, seeds: Sequence[dict[int, float]], damping: float = 0.85, iterations: int = 20,
-            skip: frozenset[str] = DEFAULT_SKIP, targets: Sequence[int] = (),
-            hops: int | None = None) -> dict[int, np.ndarray]:
+    def ppr(self, seeds: Sequence[dict[int, float]], damping: float, iterations: int,
+            targets: Sequence[int] = (), hops: int | None = None) -> dict[int, np.ndarray]:
         """Personalized PageRank, one column per seed vector (normalised to sum 1); returns the
         rank of each node of ``targets`` (one value per column).
 
         With ``hops`` the walk is restricted to the nodes within that many edges of a seed or a
         target (a local subgraph: much faster, and the mass that would leave it is small)."""
-        m = self.matrix(skip)
+        m = self.matrix()
         k = len(seeds)
         local: np.ndarray | None = None
         if hops is not None:
@@ -378,9 +308,3 @@ def _load(store: Store, path: Path, disk_cache: bool) -> KnowledgeBase:
                 log.warning("could not write the cache %s: %s", path, e)
     return kb
 
-
-def seeds_from(pairs: Iterable[tuple[int, float]]) -> dict[int, float]:
-    out: dict[int, float] = {}
-    for i, w in pairs:
-        out[i] = out.get(i, 0.0) + w
-    return out

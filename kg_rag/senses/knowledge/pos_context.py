@@ -7,9 +7,9 @@ object pronoun after it makes a verb, ``of`` after it a noun; a form ending in `
 shorter lemma is a verb (or adjective), ``-ly`` an adverb. :func:`pos_distribution` turns those
 cues into a probability per part of speech; :func:`pos_evidence` gives each candidate the log of
 its part of speech's probability, which the knowledge selector adds with weight ``w.pos``
-(:data:`kg_rag.senses.knowledge.selector.DEFAULT_WEIGHTS`). Mentions whose candidates share one part of
-speech get none. The cues and their strengths were set by hand while reading the noun/verb
-errors on semeval2007's tokens (a development set; noun or verb right for 425 of its 455 instances).
+(:class:`~kg_rag.senses.knowledge.config.Weights`). Mentions whose candidates share one part of
+speech get none. The cues were set by hand, their strengths are a
+:class:`~kg_rag.senses.knowledge.config.PosCues`.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ import math
 from collections.abc import Sequence
 
 from kg_rag.model import Candidate, SelectionRequest
+from kg_rag.senses.knowledge.config import PosCues
 from kg_rag.text import english
 from kg_rag.text.english import DETERMINERS, OBJECT_PRONOUNS, PREPOSITIONS, QUOTES, skippable
 
@@ -41,11 +42,6 @@ _RELATIVES = frozenset("that which who".split())
 _SENTENCE_START = frozenset(". ! ? : ;".split())
 _PLURALS = ("men", "ren", "ves", "ice", "eet", "eeth", "ople", "ae", "i")
 _ADJ_SUFFIXES = ("al", "ous", "ive", "ful", "less", "able", "ible", "ic", "ary", "ish", "ant", "ent")
-
-#: log-odds a cue adds to a part of speech (hand-set; only their scale is tuned, by ``w.pos``)
-STRONG = 2.0
-MEDIUM = 1.0
-WEAK = 0.5
 
 
 def _left(context: str, start: int) -> tuple[str, str]:
@@ -77,8 +73,9 @@ def _inflected(surface: str, lemma: str) -> str:
     return "other"
 
 
-def pos_distribution(context: str, start: int, end: int, lemma: str = "") -> dict[str, float]:
+def pos_distribution(context: str, start: int, end: int, cues: PosCues, lemma: str = "") -> dict[str, float]:
     """P(part of speech) of the word at ``context[start:end]`` (lemma: its base form, if known)."""
+    strong, medium, weak = cues.strong, cues.medium, cues.weak
     score = dict.fromkeys(POS, 0.0)
     surface = context[start:end] if 0 <= start <= end <= len(context) else ""
     word = surface.lower()
@@ -91,73 +88,73 @@ def pos_distribution(context: str, start: int, end: int, lemma: str = "") -> dic
 
     # --- left ------------------------------------------------------------------------------
     if before in _NOUN_LEFT or (before[:1].isdigit()):
-        add("noun", STRONG)
-        add("adjective", MEDIUM)
+        add("noun", strong)
+        add("adjective", medium)
         if form == "ing":
-            add("verb", WEAK)   # "the running of", "a meeting" — still mostly nouns
+            add("verb", weak)   # "the running of", "a meeting" — still mostly nouns
     elif before in PREPOSITIONS:
         if form == "ing":
-            add("verb", STRONG)  # "by using", "of running"
+            add("verb", strong)  # "by using", "of running"
         else:
-            add("noun", STRONG)
-            add("adjective", WEAK)
+            add("noun", strong)
+            add("adjective", weak)
     elif before == "to":
-        add("verb" if form == "base" else "noun", MEDIUM)
+        add("verb" if form == "base" else "noun", medium)
     elif before in _MODALS or before in _DO:
-        add("verb", STRONG)
+        add("verb", strong)
     elif before in _SUBJECTS:
-        add("verb", STRONG)
+        add("verb", strong)
     elif before == "it" or (before in _RELATIVES and form != "base"):
-        add("verb", MEDIUM)
+        add("verb", medium)
     elif before in _RELATIVES:
-        add("verb", WEAK)
+        add("verb", weak)
     elif before in _HAVE and form == "ed":
-        add("verb", STRONG)
+        add("verb", strong)
     elif before in _BE:
         if form in ("ing", "ed", "other"):
-            add("verb", STRONG)
-            add("adjective", WEAK)
+            add("verb", strong)
+            add("adjective", weak)
         else:
-            add("adjective", MEDIUM)
-            add("noun", WEAK)
+            add("adjective", medium)
+            add("noun", weak)
     elif adjacent in _INTENSIFIERS:
-        add("adjective", MEDIUM)
-        add("adverb", WEAK)
+        add("adjective", medium)
+        add("adverb", weak)
     elif before.endswith(_ADJ_SUFFIXES) and len(before) > 4:
-        add("noun", WEAK)
+        add("noun", weak)
     elif form == "base" and (not before or before in _SENTENCE_START):
-        add("verb", WEAK)  # imperative
+        add("verb", weak)  # imperative
     elif form == "base" and before.endswith("s") and not before.endswith("ss") and len(before) > 3:
-        add("verb", WEAK)  # after a plural subject: "thieves walk"
+        add("verb", weak)  # after a plural subject: "thieves walk"
     elif form == "base" and adjacent != before:
-        add("verb", WEAK)  # an adverb between: "people not only lack", "flights always occur"
+        add("verb", weak)  # an adverb between: "people not only lack", "flights always occur"
     elif form == "base" and before.isalpha() and before not in _FUNCTION:
-        add("noun", MEDIUM)  # after a singular noun or an adjective: "jail sentence", "major support"
+        add("noun", medium)  # after a singular noun or an adjective: "jail sentence", "major support"
     # --- right -----------------------------------------------------------------------------
     if after in DETERMINERS - {"that", "what", "which"} or after in OBJECT_PRONOUNS - {"one", "it"}:
-        add("verb", MEDIUM)
+        add("verb", medium)
     elif after in ("of", "'s"):
-        add("noun", MEDIUM)
+        add("noun", medium)
     elif after in _FINITE and before not in _SUBJECTS:
-        add("noun", MEDIUM)  # the subject's head: "the report was"
+        add("noun", medium)  # the subject's head: "the report was"
     elif after == "to" and after2 and after2 not in DETERMINERS:
-        add("verb", WEAK)
+        add("verb", weak)
     if surface[:1].isupper() and adjacent and adjacent not in _SENTENCE_START | QUOTES:
-        add("noun", MEDIUM)  # a capital inside a sentence: a name
+        add("noun", medium)  # a capital inside a sentence: a name
     # --- morphology ------------------------------------------------------------------------
     if form == "ed":
-        add("verb", MEDIUM)
-        add("adjective", WEAK)
+        add("verb", medium)
+        add("adjective", weak)
     elif form == "ing":
-        add("verb", WEAK)
+        add("verb", weak)
     elif form == "other" and word.endswith(_PLURALS):
-        add("noun", WEAK)
+        add("noun", weak)
     elif form == "other":
-        add("verb", MEDIUM)  # irregular: "found", "made", "came" (irregular plurals are rarer)
+        add("verb", medium)  # irregular: "found", "made", "came" (irregular plurals are rarer)
     elif form == "s":
-        add("noun", WEAK)
+        add("noun", weak)
     if word.endswith("ly") and len(word) > 4:
-        add("adverb", STRONG)
+        add("adverb", strong)
     m = max(score.values())
     z = sum(math.exp(v - m) for v in score.values())
     return {p: math.exp(v - m) / z for p, v in score.items()}
@@ -174,19 +171,20 @@ def mixed(cands: Sequence[Candidate]) -> bool:
     return len(kinds) > 1 and kinds <= set(POS) and all(c.lang in ("en", "") for c in cands)
 
 
-def pos_evidence(req: SelectionRequest) -> list[float] | None:
+def pos_evidence(req: SelectionRequest, cues: PosCues) -> list[float] | None:
     """Per candidate, log P(its part of speech | context) — None unless :func:`mixed`."""
     cands = req.mention.candidates
     if not mixed(cands):
         return None
-    present = {_norm(c.pos) for c in cands}
-    out = []
+    kinds = {_norm(c.pos) for c in cands}
+    present = [p for p in POS if p in kinds]  # in a fixed order: a float sum over a set of strings
+    out = []                                   # would depend on the process's hash seed
     cache: dict[str, dict[str, float]] = {}
     for c in cands:
         lemma = c.lemma or req.mention.text
         dist = cache.get(lemma)
         if dist is None:
-            dist = cache[lemma] = pos_distribution(req.context, req.mention.start, req.mention.end, lemma)
+            dist = cache[lemma] = pos_distribution(req.context, req.mention.start, req.mention.end, cues, lemma)
         z = sum(dist[p] for p in present)
         out.append(math.log(dist[_norm(c.pos)] / z))
     return out

@@ -5,13 +5,16 @@
 * another language's lexicon (OMW lists an entry's senses in synset order, so its first sense
   is a random one): the English frequency of the shared concept, estimated from the dictionary
   alone. A concept's frequency is ``sum over its English lemmas l of (count(l) + 1) *
-  rank_l(c) ** -XL_RANK``: the lemma's frequency split over its senses by a steep Zipf decay of
+  rank_l(c) ** -xl_rank``: the lemma's frequency split over its senses by a steep Zipf decay of
   the WordNet sense order. ``count(l)`` is the number of concepts whose definitions and examples
   use ``l``: the dictionary's own text is the only corpus we have, and frequent words are used
   more in it. A small dictionary's text is no corpus (in the demo, "wild" is used in 9 glosses
   and "wilderness" in 2) and its lemmas no frequency list (inflected forms are lemmas too):
-  below ``MIN_CORPUS`` glossed concepts the prior is flat (1 for a concept with an English
+  below ``min_corpus`` glossed concepts the prior is flat (1 for a concept with an English
   lemma, 0 without), and the context decides.
+
+The parameters are a :class:`~kg_rag.senses.knowledge.config.PriorConfig`; the tables derived
+with them are cached with the knowledge base under a key that names them.
 """
 
 from __future__ import annotations
@@ -21,32 +24,29 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from kg_rag.senses.knowledge.config import PriorConfig
 from kg_rag.senses.knowledge.graph import KnowledgeBase
 
-#: chosen on semeval2013-dev es/fr (README "Evaluation"): English prior alone 67.6 / 64.9 F1
-#: (with polysemy ** 0.5 instead of the gloss count: 54.7 / 43.5)
-XL_RANK = 3.0
-#: glossed concepts below which gloss counts are no frequency estimate (OEWN: 120,000)
-MIN_CORPUS = 10_000
 
-
-def informed(kb: KnowledgeBase) -> bool:
+def informed(kb: KnowledgeBase, config: PriorConfig) -> bool:
     """Is the dictionary big enough for its gloss counts to estimate English frequencies?
     (Asked once per selection batch: cached with the knowledge base.)"""
-    hit = kb.cache.get("informed")
+    key = f"informed:{config.min_corpus}"
+    hit = kb.cache.get(key)
     if isinstance(hit, bool):
         return hit
-    out = int(np.count_nonzero(np.diff(kb.gloss_ptr))) >= MIN_CORPUS
-    kb.cache["informed"] = out
+    out = int(np.count_nonzero(np.diff(kb.gloss_ptr))) >= config.min_corpus
+    kb.cache[key] = out
     return out
 
 
-def english_frequencies(kb: KnowledgeBase) -> np.ndarray:
+def english_frequencies(kb: KnowledgeBase, config: PriorConfig) -> np.ndarray:
     """The dictionary-estimated English frequency of every concept (0: no English lemma)."""
-    hit = kb.cache.get("english_frequencies")
+    key = f"english_frequencies:{config.xl_rank!r}:{config.min_corpus}"
+    hit = kb.cache.get(key)
     if isinstance(hit, np.ndarray):
         return hit
-    corpus = informed(kb)
+    corpus = informed(kb, config)
     f = np.zeros(len(kb.nodes), dtype=np.float64)
     for k, key in enumerate(kb.lemma_keys):
         if not key.startswith("en:"):
@@ -59,22 +59,24 @@ def english_frequencies(kb: KnowledgeBase) -> np.ndarray:
         if not corpus:
             f[where] = 1.0
             continue
-        share = (kb.count(key[3:]) + 1) * np.asarray(list(best.values()), dtype=np.float64) ** -XL_RANK
+        share = (kb.count(key[3:]) + 1) * np.asarray(list(best.values()), dtype=np.float64) ** -config.xl_rank
         np.add.at(f, where, share)
-    kb.cache["english_frequencies"] = f
+    kb.cache[key] = f
     return f
 
 
-def english_frequency(kb: KnowledgeBase, node: int) -> float:
-    return float(english_frequencies(kb)[node])
+def english_frequency(kb: KnowledgeBase, node: int, config: PriorConfig) -> float:
+    return float(english_frequencies(kb, config)[node])
 
 
-def english_prior(kb: KnowledgeBase, nodes: Sequence[int | None], flat: bool = False) -> list[float]:
-    """Log English-frequency proxy of each candidate concept (unknown concepts: ``log 0.1``);
-    ``flat``: 1 for every concept with an English lemma, as below ``MIN_CORPUS``."""
-    f = english_frequencies(kb)
+def english_prior(kb: KnowledgeBase, nodes: Sequence[int | None], config: PriorConfig,
+                  flat: bool = False) -> list[float]:
+    """Log English-frequency proxy of each candidate concept (unknown concepts:
+    ``log config.unknown``); ``flat``: 1 for every concept with an English lemma, as below
+    ``config.min_corpus``."""
+    f = english_frequencies(kb, config)
     def freq(n: int | None) -> float:
         if n is None:
             return 0.0
         return (1.0 if f[n] > 0 else 0.0) if flat else float(f[n])
-    return [math.log(freq(n) + 0.1) for n in nodes]
+    return [math.log(freq(n) + config.unknown) for n in nodes]

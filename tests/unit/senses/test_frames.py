@@ -13,6 +13,7 @@ from kg_rag.derived import Derived
 from kg_rag.model import Candidate, Mention, SelectionRequest
 from kg_rag.namespaces import DCT, ID, KGR, RDFS, SYNSEM
 from kg_rag.pipeline.evidence import fetch_evidence
+from kg_rag.senses.knowledge.config import FrameFit, KnowledgeSelectorConfig
 from kg_rag.senses.knowledge.frames import (
     Frame,
     Pattern,
@@ -22,7 +23,7 @@ from kg_rag.senses.knowledge.frames import (
     parse_frame,
     sense_frames,
 )
-from kg_rag.senses.knowledge.selector import DEFAULT_WEIGHTS, KnowledgeSelector
+from kg_rag.senses.knowledge.selector import KnowledgeSelector
 from kg_rag.store import EmbeddedStore
 from tests.support.senses_fixture import lmf_store
 
@@ -118,15 +119,20 @@ def test_observe_from_tokens_alone(text: str, verb: str, lemma: str, pattern: Pa
     assert observe(text, start, start + len(verb), lemma) == pattern
 
 
+FIT = FrameFit()
+
+
 def test_compatibility() -> None:
     transitive, intransitive, pp = Frame("obj"), Frame("end"), Frame("pp:*")
-    assert compatibility(Pattern("end"), [transitive, intransitive]) == 1.0
-    assert compatibility(Pattern("end"), [transitive]) == 0.0
-    assert compatibility(Pattern("obj", passive=True), [transitive]) == 1.0
-    assert compatibility(Pattern("obj", passive=True), [intransitive]) == 0.0
-    assert compatibility(Pattern("pp:on"), [Frame("pp:on")]) > compatibility(Pattern("pp:on"), [pp]) \
-        > compatibility(Pattern("pp:on"), [intransitive]) > compatibility(Pattern("pp:on"), [transitive])
-    assert compatibility(Pattern("obj"), []) == 0.0
+    assert compatibility(Pattern("end"), [transitive, intransitive], FIT) == 1.0
+    assert compatibility(Pattern("end"), [transitive], FIT) == 0.0
+    assert compatibility(Pattern("obj", passive=True), [transitive], FIT) == 1.0
+    assert compatibility(Pattern("obj", passive=True), [intransitive], FIT) == 0.0
+    assert compatibility(Pattern("pp:on"), [Frame("pp:on")], FIT) > compatibility(Pattern("pp:on"), [pp], FIT) \
+        > compatibility(Pattern("pp:on"), [intransitive], FIT) > compatibility(Pattern("pp:on"), [transitive], FIT)
+    assert compatibility(Pattern("obj"), [], FIT) == 0.0
+    # the partial matches are the config's
+    assert compatibility(Pattern("pp:on"), [pp], replace(FIT, pp_generic=0.25)) == 0.25
 
 
 def _request(store: EmbeddedStore, context: str, word: str,
@@ -141,19 +147,20 @@ def test_frame_fits_only_for_english_verbs(store: EmbeddedStore) -> None:
                   for c in RUN)
     fits = frame_fits(store, [_request(store, "The dog runs.", "runs"),
                               _request(store, "she runs the company", "runs"),
-                              _request(store, "The dog runs.", "runs", nouns)])
+                              _request(store, "The dog runs.", "runs", nouns)], FIT)
     assert fits == [[0.0, 1.0], [1.0, 0.0], None]
 
 
 def test_selector_prefers_the_sense_whose_frame_fits(store: EmbeddedStore) -> None:
-    assert DEFAULT_WEIGHTS.frames > 0
+    config = KnowledgeSelectorConfig()
+    assert config.english.frames > 0
     sel = KnowledgeSelector(store)
     intransitive, transitive = sel.select([_request(store, "Every morning the dog runs.", "runs"),
                                            _request(store, "Every morning she runs the company", "runs")])
     assert intransitive.chosen == RUN[1]  # though "operate" is listed first
     assert transitive.chosen == RUN[0]
-    no_frames = {"": replace(DEFAULT_WEIGHTS, frames=0.0)}
-    [plain] = KnowledgeSelector(store, weights=no_frames).select(
+    no_frames = replace(config, english=replace(config.english, frames=0.0))
+    [plain] = KnowledgeSelector(store, no_frames).select(
         [_request(store, "Every morning the dog runs.", "runs")])
     assert plain.chosen == RUN[0]  # without the frames the sense order decides
 
@@ -171,18 +178,18 @@ def test_a_store_without_frames_warns_once_and_loading_them_is_noticed(
     other = KnowledgeGraph(EmbeddedStore(":memory:"))   # a dictionary without sense keys: no warning
     plain = SelectionRequest(Mention(4, 8, "runs", "en", RUN), "she runs the company", "en", {})
     with caplog.at_level("WARNING", logger="kg_rag.senses.knowledge.frames"):
-        assert frame_fits(other.store, [plain]) == [None]
+        assert frame_fits(other.store, [plain], FIT) == [None]
     assert not caplog.records
     with caplog.at_level("WARNING", logger="kg_rag.senses.knowledge.frames"):
-        assert frame_fits(mem_store, [req]) == [None]
-        assert frame_fits(mem_store, [req]) == [None]
+        assert frame_fits(mem_store, [req], FIT) == [None]
+        assert frame_fits(mem_store, [req], FIT) == [None]
     warnings = [r for r in caplog.records if "reload" in r.getMessage()]
     assert len(warnings) == 1
     path = tmp_path / "frames-lmf.xml"
     path.write_text(LMF, encoding="utf-8")
     kg.load([path])
     assert has_frames(mem_store)
-    assert frame_fits(mem_store, [req])[0] == [1.0, 0.0]
+    assert frame_fits(mem_store, [req], FIT)[0] == [1.0, 0.0]
 
 
 def test_a_wordnet_loaded_under_an_older_mapping_is_stale_and_make_eval_reloads_it(

@@ -3,6 +3,9 @@ and the knowledge selector's use of it."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from dataclasses import replace
 from pathlib import Path
 
@@ -12,10 +15,12 @@ from kg_rag.derived import Derived
 from kg_rag.model import Candidate, Mention, SelectionRequest
 from kg_rag.namespaces import ID
 from kg_rag.pipeline.evidence import fetch_evidence
+from kg_rag.senses.knowledge.config import FrameFit, KnowledgeSelectorConfig, PosCues
 from kg_rag.senses.knowledge.frames import frame_fits
 from kg_rag.senses.knowledge.pos_context import mixed, pos_distribution, pos_evidence
-from kg_rag.senses.knowledge.selector import DEFAULT_WEIGHTS, KnowledgeSelector
+from kg_rag.senses.knowledge.selector import KnowledgeSelector
 from kg_rag.store import EmbeddedStore
+from tests.support.paths import ROOT
 from tests.support.senses_fixture import lmf_store
 
 LMF = """<?xml version="1.0" encoding="UTF-8"?>
@@ -42,6 +47,9 @@ MOVE = Candidate(P + "p-move-v", sense=P + "p-run__2.38.00..", lemma="run", lang
 RUN = (NOUN, OPERATE, MOVE)
 
 
+CUES = PosCues()
+
+
 @pytest.fixture
 def store(mem_store: EmbeddedStore, tmp_path: Path) -> EmbeddedStore:
     Derived.of(mem_store, tmp_path / "cache")   # the knowledge base's disk cache, per test
@@ -50,7 +58,7 @@ def store(mem_store: EmbeddedStore, tmp_path: Path) -> EmbeddedStore:
 
 def _verb_share(text: str, word: str, lemma: str) -> float:
     start = text.index(word)
-    d = pos_distribution(text, start, start + len(word), lemma)
+    d = pos_distribution(text, start, start + len(word), CUES, lemma)
     return d["verb"] / (d["verb"] + d["noun"])
 
 
@@ -80,9 +88,9 @@ def test_verb_cues(text: str, word: str, lemma: str) -> None:
 def test_adverbs_and_adjectives() -> None:
     text = "He spoke quickly and it was very clean."
     s = text.index("quickly")
-    assert max(pos_distribution(text, s, s + 7, "quickly").items(), key=lambda kv: kv[1])[0] == "adverb"
+    assert max(pos_distribution(text, s, s + 7, CUES, "quickly").items(), key=lambda kv: kv[1])[0] == "adverb"
     s = text.index("clean")
-    assert max(pos_distribution(text, s, s + 5, "clean").items(), key=lambda kv: kv[1])[0] == "adjective"
+    assert max(pos_distribution(text, s, s + 5, CUES, "clean").items(), key=lambda kv: kv[1])[0] == "adjective"
 
 
 def _request(context: str, word: str, cands: tuple[Candidate, ...] = RUN,
@@ -94,14 +102,14 @@ def _request(context: str, word: str, cands: tuple[Candidate, ...] = RUN,
 
 def test_pos_evidence_only_for_mixed_english_mentions() -> None:
     assert mixed(RUN) and not mixed((OPERATE, MOVE))
-    assert pos_evidence(_request("They run the company.", "run", (OPERATE, MOVE))) is None
+    assert pos_evidence(_request("They run the company.", "run", (OPERATE, MOVE)), CUES) is None
     foreign = tuple(replace(c, lang="fr") for c in RUN)
-    assert pos_evidence(_request("They run the company.", "run", foreign)) is None
-    ev = pos_evidence(_request("They run the company.", "run"))
+    assert pos_evidence(_request("They run the company.", "run", foreign), CUES) is None
+    ev = pos_evidence(_request("They run the company.", "run"), CUES)
     assert ev is not None and len(ev) == 3
     assert ev[1] == ev[2] > ev[0]            # both verb senses alike, above the noun
     assert all(x <= 0.0 for x in ev)          # log-probabilities
-    noun = pos_evidence(_request("He scored a run in the ninth.", "run"))
+    noun = pos_evidence(_request("He scored a run in the ninth.", "run"), CUES)
     assert noun is not None and noun[0] > noun[1]
 
 
@@ -109,12 +117,13 @@ def test_frames_stay_with_mentions_whose_candidates_are_all_verbs(store: Embedde
     """Frames of a mixed mention's verbs would push those verbs against the nouns (measured:
     better semeval2007 decisions, worse retrieval): only all-verb mentions get them."""
     fits = frame_fits(store, [_request("She will run the company.", "run"),
-                              _request("She will run the company.", "run", (OPERATE, MOVE))])
+                              _request("She will run the company.", "run", (OPERATE, MOVE))], FrameFit())
     assert fits == [None, [1.0, 0.0]]
 
 
 def test_selector_uses_the_part_of_speech(store: EmbeddedStore) -> None:
-    assert DEFAULT_WEIGHTS.pos > 0
+    config = KnowledgeSelectorConfig()
+    assert config.english.pos > 0
     sel = KnowledgeSelector(store)
     verb, noun = sel.select([
         _request("Every morning she will run the company.", "run", store=store),
@@ -122,7 +131,7 @@ def test_selector_uses_the_part_of_speech(store: EmbeddedStore) -> None:
     assert verb.chosen == OPERATE
     assert noun.chosen == NOUN
     # without the part of speech the noun (listed first, same rank) wins
-    [plain] = KnowledgeSelector(store, weights={"": replace(DEFAULT_WEIGHTS, pos=0.0)}).select(
+    [plain] = KnowledgeSelector(store, replace(config, english=replace(config.english, pos=0.0))).select(
         [_request("Every morning she will run the company.", "run", store=store)])
     assert plain.chosen == NOUN
 
@@ -166,3 +175,17 @@ def test_eval_any_pos_gives_every_part_of_speech(store: EmbeddedStore, tmp_path:
     assert rep.baselines["first-sense"].total.correct == 0      # the noun is listed first
     assert any("--any-pos" in p for p in rep.problems)
     assert evaluate(store, sel, data, gold).baselines["first-sense"].total.correct == 1   # verbs only
+
+
+def test_pos_evidence_does_not_depend_on_the_hash_seed() -> None:
+    """The evidence is a float sum over parts of speech: summed in a fixed order, the same bits
+    in every process (a set's order follows PYTHONHASHSEED, and stored scores would differ)."""
+    code = ("from dataclasses import replace; "
+            "from tests.unit.senses.test_pos_context import CUES, NOUN, RUN, _request; "
+            "from kg_rag.senses.knowledge.pos_context import pos_evidence; "
+            "adj = replace(NOUN, concept=NOUN.concept + '-a', pos='adjective'); "
+            "print(repr(pos_evidence(_request('I will run the meeting tomorrow.', 'run', RUN + (adj,)), CUES)))")
+    outs = {subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                           cwd=ROOT, env={**os.environ, "PYTHONHASHSEED": str(seed), "PYTHONPATH": str(ROOT)}
+                           ).stdout for seed in range(6)}
+    assert len(outs) == 1, outs

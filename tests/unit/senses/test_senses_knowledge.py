@@ -11,8 +11,9 @@ from kg_rag.model import Candidate, Mention, SelectionRequest
 from kg_rag.pipeline.evidence import fetch_evidence
 from kg_rag.senses.base import SenseSelector
 from kg_rag.senses.baselines import FirstSenseSelector, RandomSelector
+from kg_rag.senses.knowledge.config import KnowledgeSelectorConfig, Weights
 from kg_rag.senses.knowledge.graph import knowledge_base
-from kg_rag.senses.knowledge.selector import DEFAULT_WEIGHTS, KnowledgeSelector, Weights
+from kg_rag.senses.knowledge.selector import KnowledgeSelector
 from kg_rag.store import EmbeddedStore
 from tests.support.senses_fixture import (
     ILI,
@@ -83,20 +84,20 @@ def test_cross_lingual_hebrew_mention_with_english_glosses(store: EmbeddedStore)
     """הפירות העמיסו על הבדים: the Hebrew senses have no definitions; the English glosses and the
     graph reached through the ILI concepts choose 'branch' over 'fabric' (the prior is switched
     off here: the fixture's English lemmas give no frequency difference worth testing)."""
-    flat = {"": DEFAULT_WEIGHTS, "xl": Weights(alpha=0.0, ppr=0.3, lesk=0.01)}
+    flat = KnowledgeSelectorConfig(xl=Weights(alpha=0.0, ppr=0.3, lesk=0.01))
     text = "הפירות העמיסו על הבדים"
     fruit = _mention("הפירות", "he", fruit_candidates(), 0)
     req = _request(store, text, "he", bd_candidates(), "הבדים", (fruit,))
     assert all(not d.lang or d.lang == "en" for ev in req.evidence for d in ev.definitions)
-    [sel] = KnowledgeSelector(store, weights=flat).select([req])
+    [sel] = KnowledgeSelector(store, flat).select([req])
     assert sel.chosen is not None and sel.chosen.concept == ILI + "i8"
     # the context word alone (lemmatised, looked up in the lexicon) is evidence enough
     found = _request(store, text, "he", bd_candidates(), "הבדים")
-    [sel3] = KnowledgeSelector(store, weights=flat).select([found])
+    [sel3] = KnowledgeSelector(store, flat).select([found])
     assert sel3.chosen is not None and sel3.chosen.concept == ILI + "i8"
     # without any fruit: a tie, the lexicon's first sense
     alone = _request(store, "הם קנו הבדים", "he", bd_candidates(), "הבדים")
-    [sel2] = KnowledgeSelector(store, weights=flat).select([alone])
+    [sel2] = KnowledgeSelector(store, flat).select([alone])
     assert sel2.chosen is not None and sel2.chosen.concept == ILI + "i7"
 
 
@@ -159,11 +160,12 @@ def test_confidence_is_calibrated_to_the_dictionary(store: EmbeddedStore) -> Non
     from dataclasses import replace
 
     from kg_rag.pipeline.retrieve import reading_weights
-    from kg_rag.senses.knowledge.selector import MARGIN_POWER
 
     money = _mention("money", "en", (Candidate(ILI + "i4", lemma="money", lang="en", rank=1),), 10)
     req = _request(store, "she lent money to the bank", "en", bank_candidates(), "bank", (money,))
     sel = KnowledgeSelector(store)
+    wordnet_power = sel.config.margin_power(True)
+    assert wordnet_power == 2.0
     [comp] = sel.components([req])
     assert comp is not None and not comp.informed   # the fixture is a small dictionary
     small = sel.decide(req, comp)
@@ -177,4 +179,4 @@ def test_confidence_is_calibrated_to_the_dictionary(store: EmbeddedStore) -> Non
     # and counts every reading among WordNet candidates
     scores = {"a": 0.8, "b": 0.2}
     assert reading_weights(scores, "a", 0.6, document=True) == {"a": 1.0}
-    assert set(reading_weights(scores, "a", 0.6 ** MARGIN_POWER[True], document=True)) == {"a", "b"}
+    assert set(reading_weights(scores, "a", 0.6 ** wordnet_power, document=True)) == {"a", "b"}

@@ -1,0 +1,164 @@
+"""Every constant a knowledge-based decision depends on, in one frozen object whose hash is the
+selector's agent version.
+
+A decision is stored under an IRI that hashes its agent (:func:`kg_rag.pipeline.record.decision_iri`)
+and is reused only by a selector of the same version. :meth:`KnowledgeSelectorConfig.version` hashes
+the config's contents *and* the code that computes a decision (:func:`code_digest`: the source of
+this package and of :mod:`kg_rag.text`, which tokenises and lemmatises for it, and the lemmatiser's
+version), so changing a constant or the algorithm changes the version and no stored decision
+is reused across it — there is nothing to bump by hand.
+
+The defaults are the tuned values, chosen on the development sets only; how is told in the
+README (Evaluation → "Knowledge selector: how its constants were chosen"), not here.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import asdict, dataclass, field
+from functools import lru_cache
+from importlib import metadata, resources
+from importlib.resources.abc import Traversable
+
+
+@dataclass(frozen=True, slots=True)
+class Weights:
+    """The log-linear weights of one regime (:meth:`KnowledgeSelectorConfig.weights_of`)::
+
+        score = alpha * log prior + ppr * log p_ppr + lesk * overlap - case * mismatch
+                + frames * fit + pos * log p_pos
+    """
+
+    alpha: float = 1.0     # prior exponent (rank prior; outside English: English-frequency prior)
+    ppr: float = 0.3       # weight of log p_ppr (0: PPR is not run)
+    lesk: float = 0.01     # weight of the IDF-weighted gloss overlap
+    case: float = 100.0    # penalty of a lemma whose case contradicts the mention's (a filter)
+    frames: float = 0.0    # weight of an English verb sense's frame fit (0 … 1)
+    pos: float = 0.0       # weight of log P(candidate's part of speech | tokens around)
+
+
+@dataclass(frozen=True, slots=True)
+class FrameFit:
+    """How well a verb frame admits what follows the mention when it is not the exact frame
+    (1 = the frame says exactly this; :func:`kg_rag.senses.knowledge.frames.compatibility`)."""
+
+    pp_generic: float = 0.7       # "Somebody ----s PP" for a given preposition
+    pp_intransitive: float = 0.5  # an intransitive frame for a verb + PP (the PP an adjunct)
+    pp_object: float = 0.5        # "Somebody ----s something to somebody" for a verb + "to"
+    clause_object: float = 0.5    # that-clause ↔ transitive frame; -ing form ↔ transitive frame
+
+
+@dataclass(frozen=True, slots=True)
+class PosCues:
+    """Log-odds a context cue adds to a part of speech
+    (:func:`kg_rag.senses.knowledge.pos_context.pos_distribution`; set by hand, only their scale
+    is tuned, by :attr:`Weights.pos`)."""
+
+    strong: float = 2.0
+    medium: float = 1.0
+    weak: float = 0.5
+
+
+@dataclass(frozen=True, slots=True)
+class PriorConfig:
+    """The English-frequency prior of mentions outside English (:mod:`kg_rag.senses.knowledge.prior`)."""
+
+    #: a lemma's frequency is split over its senses by ``rank ** -xl_rank`` (steep Zipf decay)
+    xl_rank: float = 3.0
+    #: glossed concepts below which gloss counts are no frequency estimate (OEWN: 120,000)
+    min_corpus: int = 10_000
+    #: added to every concept's frequency before the log (an unknown concept: ``log unknown``)
+    unknown: float = 0.1
+
+
+@dataclass(frozen=True, slots=True)
+class KnowledgeSelectorConfig:
+    """The knowledge-based selector's constants (defaults: the tuned values)."""
+
+    #: English mentions (any part of speech)
+    english: Weights = Weights(frames=6.0, pos=1.0)
+    #: mentions outside English whose dictionary is too small for an English-frequency estimate
+    #: (the prior is flat, e.g. the demo): the English context weights decide
+    xl: Weights = Weights(alpha=2.0)
+    #: mentions outside English with a WordNet-scale dictionary (an English-frequency estimate):
+    #: the prior decides, the gloss overlap breaks near-ties
+    xl_freq: Weights = Weights(alpha=3.0, ppr=0.0, lesk=0.005)
+    #: PageRank damping (probability of following an edge rather than teleporting to the seeds)
+    damping: float = 0.85
+    #: power iterations of (personalised) PageRank
+    iterations: int = 20
+    #: PPR on the subgraph within this many edges of the seeds and candidates (None: whole graph)
+    hops: int | None = 2
+    #: mentions whose PPR runs in one batch; the local subgraph is that of the whole batch, so the
+    #: batch size is part of the result
+    ppr_batch: int = 64
+    #: PPR on the smoothed candidate distribution ``(1 - ppr_smoothing) * p + ppr_smoothing / n``
+    ppr_smoothing: float = 0.02
+    #: a context word's teleport mass is split over its senses by ``rank ** -seed_alpha``
+    seed_alpha: float = 1.0
+    #: weight of the graph neighbours' gloss words in a candidate's signature (a candidate's own
+    #: definitions, examples, labels and translations weigh 1)
+    neighbour_glosses: float = 0.5
+    #: graph neighbours of a candidate whose glosses enter its signature
+    neighbour_limit: int = 200
+    #: outside English: weight of the English lemmas of the context words' concepts in the context
+    bridge: float = 0.5
+    #: confidence = margin ** margin_power: ``small`` for a small dictionary (its margin is its
+    #: confidence), ``wordnet`` among WordNet-scale candidates (much of a margin is the prior's)
+    margin_power_small: float = 1.0
+    margin_power_wordnet: float = 2.0
+    frames: FrameFit = field(default_factory=FrameFit)
+    pos_cues: PosCues = field(default_factory=PosCues)
+    prior: PriorConfig = field(default_factory=PriorConfig)
+
+    def weights_of(self, regime: str) -> Weights:
+        """The weights of ``regime``: ``"xl"``, ``"xl-freq"``, anything else English."""
+        if regime == "xl":
+            return self.xl
+        if regime == "xl-freq":
+            return self.xl_freq
+        return self.english
+
+    def margin_power(self, wordnet_scale: bool) -> float:
+        return self.margin_power_wordnet if wordnet_scale else self.margin_power_small
+
+    def canonical(self) -> str:
+        """The contents as canonical JSON (sorted keys): what :meth:`version` hashes."""
+        return json.dumps(asdict(self), sort_keys=True, separators=(",", ":"))
+
+    def version(self) -> str:
+        """The agent version: 10 hex digits of sha256 over :meth:`canonical` and :func:`code_digest`."""
+        h = hashlib.sha256(self.canonical().encode())
+        h.update(b"\x1e" + code_digest().encode())
+        return h.hexdigest()[:10]
+
+
+def _files(root: Traversable, prefix: str = "") -> list[tuple[str, Traversable]]:
+    out: list[tuple[str, Traversable]] = []
+    for entry in root.iterdir():
+        name = prefix + entry.name
+        if entry.is_dir():
+            if entry.name != "__pycache__":
+                out += _files(entry, name + "/")
+        elif not entry.name.endswith((".pyc", ".pyo")):
+            out.append((name, entry))
+    return out
+
+
+#: the packages whose code computes a knowledge-based decision
+CODE = ("kg_rag.senses.knowledge", "kg_rag.text")
+
+
+@lru_cache(maxsize=4)
+def code_digest(packages: tuple[str, ...] = CODE) -> str:
+    """sha256 of the code a decision depends on besides the config: every file of ``packages``
+    (sources and data, e.g. stop-word lists) and the lemmatiser's version. Any edit there — a
+    comment too — gives a new agent version (stored decisions are then decided again, never
+    reused by a different algorithm)."""
+    h = hashlib.sha256()
+    for package in packages:
+        for name, f in sorted(_files(resources.files(package)), key=lambda x: x[0]):
+            h.update(f"{package}/{name}\x1f".encode() + f.read_bytes() + b"\x1e")
+    h.update(metadata.version("simplemma").encode())
+    return h.hexdigest()
