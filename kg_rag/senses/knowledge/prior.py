@@ -42,8 +42,8 @@ def informed(kb: KnowledgeBase, config: PriorConfig) -> bool:
 
 def english_frequencies(kb: KnowledgeBase, config: PriorConfig) -> np.ndarray:
     """The dictionary-estimated English frequency of every concept (0: no English lemma)."""
-    key = f"english_frequencies:{config.xl_rank!r}:{config.min_corpus}"
-    hit = kb.cache.get(key)
+    cache_key = f"english_frequencies:{config.xl_rank!r}:{config.min_corpus}"
+    hit = kb.cache.get(cache_key)
     if isinstance(hit, np.ndarray):
         return hit
     corpus = informed(kb, config)
@@ -61,7 +61,7 @@ def english_frequencies(kb: KnowledgeBase, config: PriorConfig) -> np.ndarray:
             continue
         share = (kb.count(key[3:]) + 1) * np.asarray(list(best.values()), dtype=np.float64) ** -config.xl_rank
         np.add.at(f, where, share)
-    kb.cache[key] = f
+    kb.cache[cache_key] = f
     return f
 
 
