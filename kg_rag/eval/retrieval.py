@@ -252,7 +252,7 @@ def _mode_rows(modes: Mapping[str, Mapping[str, float]], failures: Mapping[str, 
 
 
 def _comparisons(vs_none: Mapping[str, Mapping[str, Paired]], where: str = "") -> list[str]:
-    return [f"{mode} vs none{where}: " + "; ".join(f"{m} {c.describe()}" for m, c in cmp.items())
+    return [f"- {mode} vs none{where}: " + "; ".join(f"{m} {c.describe()}" for m, c in cmp.items())
             for mode, cmp in vs_none.items()]
 
 
@@ -283,23 +283,24 @@ class RetrievalReport:
                 "by_lang": {lang: s.as_dict() for lang, s in self.by_lang.items()}}
 
     def table(self) -> str:
-        """The report as Markdown: one row per mode, LLM usage, the comparisons against ``none``,
-        then (with queries in two or more languages) the same per language, and notes."""
+        """The report as Markdown: one row per mode, then (a list) LLM usage, the comparisons
+        against ``none`` and what was left out; with queries in two or more languages the same per
+        language under a ``###`` heading each; notes last."""
         lines = [f"{self.queries} queries; corpus indexed in {self.seconds.get('index', 0):.1f} s", "",
-                 *_mode_rows(self.modes, self.failures, self.k)]
+                 *_mode_rows(self.modes, self.failures, self.k), ""]
         for mode, llm in self.llm.items():
-            lines.append(f"{mode}: {llm['calls']} LLM calls, {llm['tokens_in']} tokens in, "
+            lines.append(f"- {mode}: {llm['calls']} LLM calls, {llm['tokens_in']} tokens in, "
                          f"{llm['tokens_out']} out")
         lines += _comparisons(self.vs_none)
         if self.aligned:
-            lines.append(f"left out of the ranking: each query's own id and, for {self.aligned} queries, "
+            lines.append(f"- left out of the ranking: each query's own id and, for {self.aligned} queries, "
                          "the aligned translation (query <lang>.<id> → corpus <id>)")
         if len(self.by_lang) > 1:
             for lang, s in self.by_lang.items():
-                lines += ["", f"{lang} ({s.queries} queries)", "", *_mode_rows(s.modes, {}, self.k)]
+                lines += ["", f"### {lang} ({s.queries} queries)", "", *_mode_rows(s.modes, {}, self.k), ""]
                 lines += _comparisons(s.vs_none, f" ({lang})")
-        lines += [f"note: {p}" for p in self.problems]
-        return "\n".join(lines)
+        lines += [f"- note: {p}" for p in self.problems]
+        return "\n".join(lines).rstrip("\n")
 
 
 def evaluate_retrieval(kg: KnowledgeGraph, folder: str | Path, modes: Sequence[WsdMode | Literal["bm25"]],
