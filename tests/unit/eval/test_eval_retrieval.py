@@ -10,7 +10,14 @@ import pytest
 from kg_rag.api import KnowledgeGraph
 from kg_rag.cli import main
 from kg_rag.errors import InputError
-from kg_rag.eval.retrieval import BeirQuery, evaluate_retrieval, excluded_ids, ndcg_at, read_beir, score_run
+from kg_rag.eval.retrieval import (
+    BeirQuery,
+    evaluate_retrieval,
+    excluded_ids,
+    ndcg_at,
+    read_beir,
+    score_run,
+)
 from kg_rag.resources import resource_path
 from kg_rag.store import EmbeddedStore
 
