@@ -236,9 +236,10 @@ class Slice:
     queries: int
     modes: dict[str, dict[str, float]]
     vs_none: dict[str, dict[str, Paired]]
+    failures: dict[str, int] = field(default_factory=dict)
 
     def as_dict(self) -> dict[str, Any]:
-        return {"queries": self.queries, "modes": self.modes,
+        return {"queries": self.queries, "modes": self.modes, "failures": self.failures,
                 "vs_none": {mode: {m: c.as_dict() for m, c in cmp.items()} for mode, cmp in self.vs_none.items()}}
 
 
@@ -297,7 +298,7 @@ class RetrievalReport:
                          "the aligned translation (query <lang>.<id> → corpus <id>)")
         if len(self.by_lang) > 1:
             for lang, s in self.by_lang.items():
-                lines += ["", f"### {lang} ({s.queries} queries)", "", *_mode_rows(s.modes, {}, self.k), ""]
+                lines += ["", f"### {lang} ({s.queries} queries)", "", *_mode_rows(s.modes, s.failures, self.k), ""]
                 lines += _comparisons(s.vs_none, f" ({lang})")
         lines += [f"- note: {p}" for p in self.problems]
         return "\n".join(lines).rstrip("\n")
@@ -317,13 +318,15 @@ def evaluate_retrieval(kg: KnowledgeGraph, folder: str | Path, modes: Sequence[W
     had = {g.value for g in kg.store.named_graphs()}
     asked: set[str] = set()
     values: dict[str, dict[str, dict[str, float]]] = {}
+    failed: dict[str, set[str]] = {}  # mode → the queries that found no concept
     try:
         for mode in modes:
             t1 = time.perf_counter()
             if mode == "bm25":
                 run = bm25_run(data, k, exclude)
             else:
-                run, failed, calls, tin, tout = {}, 0, 0, 0, 0
+                run, calls, tin, tout = {}, 0, 0, 0
+                failed[mode] = set()
                 for q in data.queries:
                     try:
                         a = kg.ask(q.text, lang=q.lang, k=k, wsd=mode, focus=q.focus, exclude_ids=exclude[q.id])
@@ -333,10 +336,10 @@ def evaluate_retrieval(kg: KnowledgeGraph, folder: str | Path, modes: Sequence[W
                     except InputError as e:  # a query with no known concept ranks nothing; counted
                         log.info("query %s: %s", q.id, e)
                         run[q.id] = []
-                        failed += 1
+                        failed[mode].add(q.id)
                     if progress:
                         progress(1)
-                rep.failures[mode] = failed
+                rep.failures[mode] = len(failed[mode])
                 if calls:
                     rep.llm[mode] = {"calls": calls, "tokens_in": tin, "tokens_out": tout}
             rep.runs[mode] = run
@@ -353,5 +356,5 @@ def evaluate_retrieval(kg: KnowledgeGraph, folder: str | Path, modes: Sequence[W
         mine = {q for q, lg in lang_of.items() if lg == lang}
         sub = {mode: {q: x for q, x in v.items() if q in mine} for mode, v in values.items()}
         rep.by_lang[lang] = Slice(lang, len(mine), {mode: mean_scores(v, k) for mode, v in sub.items()},
-                                  compare_to_none(sub, k))
+                                  compare_to_none(sub, k), {mode: len(f & mine) for mode, f in failed.items()})
     return rep

@@ -53,7 +53,7 @@ def test_report_writes_wsd_and_retrieval_tables_and_charts(tmp_path: Path) -> No
     ret = (out / "retrieval.md").read_text(encoding="utf-8")
     assert "## tiny-dev" in ret and "3 queries" in ret
     # per query language, each with its comparison against none, and the translation left out
-    assert "\n### de (1 queries)\n" in ret and "\n### en (2 queries)\n" in ret
+    assert "\n### de (1 queries)\n" in ret and "| none | 0.000 | 0.000 | 0.000 | 0.000 | 0.000 | 1 |" in ret and "\n### en (2 queries)\n" in ret
     assert "- knowledge vs none (en): ndcg@10 " in ret and "for 1 queries, the aligned translation" in ret
     for mode in ("none", "knowledge", "first-sense", "bm25"):
         assert f"| {mode} |" in ret

@@ -223,6 +223,8 @@ def test_translation_never_ranked_and_slices_add_up(tmp_path: Path) -> None:
         assert sum(p["judged"] for p in parts) == whole["judged"] == len(X_QRELS)
         for m in ("ndcg@10", "p@1", "p@5", "mrr@10", "recall@10"):
             assert sum(p[m] * p["judged"] for p in parts) / whole["judged"] == pytest.approx(whole[m], abs=1e-3)
+    for mode, n in rep.failures.items():
+        assert sum(s.failures[mode] for s in rep.by_lang.values()) == n
     for lang, s in rep.by_lang.items():
         assert set(s.vs_none) == {"knowledge", "first-sense", "bm25"}
         cmp = s.vs_none["bm25"]["ndcg@10"]
