@@ -23,9 +23,14 @@ def _modes(value: str) -> list[WsdMode | Literal["bm25"]]:
 
 
 def register_retrieval(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    from kg_rag.eval.retrieval import EXCLUSION_RULE
+
     p = sub.add_parser("retrieval", help="retrieval quality per --wsd mode on a BEIR folder (nDCG@10, P@1, …)",
-                       description="Index the corpus, ask every query (focus from metadata start/end), "
-                                   "exclude the query's own id, score against qrels/test.tsv.")
+                       description="Index the corpus, ask every query (focus from metadata start/end, "
+                                   "language from metadata.lang), score against qrels/test.tsv, and "
+                                   "compare every mode with none query by query, over all queries and "
+                                   "per query language. Left out of every mode's ranking (bm25 too): "
+                                   f"{EXCLUSION_RULE}.")
     p.add_argument("folder", metavar="DIR", help="BEIR folder: corpus.jsonl, queries.jsonl, qrels/test.tsv")
     p.add_argument("--wsd", type=_modes, default=[WsdMode.NONE, WsdMode.KNOWLEDGE],
                    help=f"comma-separated modes of {WsdMode.names()} (default none,knowledge); "

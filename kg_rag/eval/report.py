@@ -29,6 +29,10 @@ log = logging.getLogger(__name__)
 RETRIEVAL_MODES: tuple[WsdMode | Literal["bm25"], ...] = (
     WsdMode.NONE, WsdMode.KNOWLEDGE, WsdMode.FIRST_SENSE, "bm25")
 
+#: the lexicons the retrieval sets need: OEWN (English corpora), then the OMW wordnets of the
+#: cross-lingual queries, each loaded when the shared folder has it
+RETRIEVAL_LEXICONS = ("english-wordnet-2025.xml.gz", "omw-es-2.0.xml.gz", "omw-fr-2.0.xml.gz")
+
 #: (name, corpus stem, language, lexicon files it needs)
 DEV_SETS: tuple[tuple[str, str, str, tuple[str, ...]], ...] = (
     ("semeval2007", "semeval2007", "en", ("english-wordnet-2025.xml.gz",)),
@@ -128,14 +132,16 @@ def _ensure_loaded(store: Store, wordnet: Path, files: tuple[str, ...]) -> None:
 
 def _retrieval(store: Store, shared: Path) -> list[tuple[str, RetrievalReport]]:
     """Every BEIR folder under ``shared/retrieval`` with label matching, the selectors and BM25
-    (English: needs Open English WordNet, loaded by the WSD sets before)."""
+    (OEWN for the English sets, OMW Spanish and French for the cross-lingual queries)."""
     from kg_rag.api import KnowledgeGraph
     from kg_rag.eval.retrieval import evaluate_retrieval
 
     folders = sorted(p.parent for p in (shared / "retrieval").glob("*/corpus.jsonl"))
     out = []
     if folders:
-        _ensure_loaded(store, shared / "wordnet", ("english-wordnet-2025.xml.gz",))
+        wn = shared / "wordnet"
+        _ensure_loaded(store, wn, RETRIEVAL_LEXICONS[:1] + tuple(
+            f for f in RETRIEVAL_LEXICONS[1:] if (wn / f).is_file()))
     for folder in folders:
         rep = evaluate_retrieval(KnowledgeGraph(store), folder, RETRIEVAL_MODES)
         out.append((folder.name, rep))

@@ -2,8 +2,11 @@
 
 The corpus is indexed into the store (its own document graphs, removed afterwards with the
 questions the run recorded, unless ``keep``); every query is asked in its language, with its ``metadata.start/end`` as the focus when
-present; a corpus document with the query's own ``_id`` is excluded (BEIR ignore-identical-ids).
-Other metadata (gold senses, lemmas) is never read.
+present. A query never ranks the corpus documents :func:`excluded_ids` names — its own ``_id``
+(BEIR ignore-identical-ids) and, for a query ``<lang>.<id>``, its aligned translation ``<id>`` —
+in every mode alike (BM25 too). Every mode is also reported per query language (``metadata.lang``),
+each slice with its own paired comparison against ``none``. Other metadata (gold senses, lemmas)
+is never read.
 """
 
 from __future__ import annotations
@@ -12,17 +15,19 @@ import json
 import logging
 import math
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from kg_rag.api import KnowledgeGraph
 from kg_rag.documents import SourceDocument
 from kg_rag.errors import InputError, KgRagError
-from kg_rag.eval.significance import Paired, paired
 from kg_rag.senses.mode import WsdMode
 from kg_rag.text.normalise import nfc
+
+if TYPE_CHECKING:
+    from kg_rag.eval.significance import Paired
 
 log = logging.getLogger(__name__)
 
@@ -104,6 +109,29 @@ def read_beir(folder: str | Path, default_lang: str | None = None) -> BeirSet:
     return BeirSet(tuple(corpus), tuple(queries), qrels, tuple(problems))
 
 
+#: how :func:`excluded_ids` chooses, in the words of the report, the README and ``--help``
+EXCLUSION_RULE = ("a query never ranks the corpus document with its own _id, nor, when its _id is "
+                  "<lang>.<rest> with <lang> its metadata.lang, the corpus document <rest> or else the "
+                  "longest dot-separated prefix of <rest> that is a corpus _id (its aligned translation: "
+                  "es.d001.s005 and es.d001.s005.t003 leave out d001.s005)")
+
+
+def excluded_ids(query: BeirQuery, corpus_ids: Collection[str]) -> frozenset[str]:
+    """The corpus ids ``query`` never ranks (:data:`EXCLUSION_RULE`): its own id and its aligned
+    translation, the id without the ``<lang>.`` prefix of its own language (or, for a query id with
+    a further part such as a target number, the longest dot-separated prefix that is a corpus id)."""
+    out = {query.id}
+    prefix = f"{query.lang}." if query.lang else None
+    if prefix and query.id.startswith(prefix):
+        parts = query.id[len(prefix):].split(".")
+        for n in range(len(parts), 0, -1):
+            candidate = ".".join(parts[:n])
+            if candidate in corpus_ids:
+                out.add(candidate)
+                break
+    return frozenset(out)
+
+
 # --- metrics ------------------------------------------------------------------------------
 def ndcg_at(ranked: Sequence[str], rel: dict[str, int], k: int) -> float:
     dcg = sum((2 ** rel.get(d, 0) - 1) / math.log2(i + 2) for i, d in enumerate(ranked[:k]))
@@ -155,7 +183,8 @@ def mean_scores(values: dict[str, dict[str, float]], k: int = 10) -> dict[str, f
     return out
 
 
-def bm25_run(data: BeirSet, k: int) -> dict[str, list[str]]:
+def bm25_run(data: BeirSet, k: int, exclude: Mapping[str, frozenset[str]]) -> dict[str, list[str]]:
+    """BM25 (bm25s) of each query's text over the corpus, without the ids ``exclude`` names for it."""
     try:
         import bm25s
     except ImportError as e:  # pragma: no cover - eval extra
@@ -168,8 +197,9 @@ def bm25_run(data: BeirSet, k: int) -> dict[str, list[str]]:
     n = len(ids)
     for q in data.queries:
         toks = bm25s.tokenize([q.text], show_progress=False)
-        docs, _ = retriever.retrieve(toks, k=min(n, k + 1), show_progress=False)
-        run[q.id] = [ids[i] for i in docs[0] if ids[i] != q.id][:k]
+        skip = exclude.get(q.id, frozenset({q.id}))
+        docs, _ = retriever.retrieve(toks, k=min(n, k + len(skip)), show_progress=False)
+        run[q.id] = [ids[i] for i in docs[0] if ids[i] not in skip][:k]
     return run
 
 
@@ -183,6 +213,50 @@ def compared_names(k: int) -> tuple[str, ...]:
     return (f"ndcg@{k}", "p@1")
 
 
+def compare_to_none(values: Mapping[str, Mapping[str, Mapping[str, float]]],
+                    k: int) -> dict[str, dict[str, Paired]]:
+    """Every mode but ``none`` against ``none`` on :func:`compared_names`, query by query (the
+    queries both judged); empty without a ``none`` run."""
+    from kg_rag.eval.significance import paired  # numpy: not on the CLI's import path
+
+    base = values.get("none")
+    if base is None:
+        return {}
+    return {mode: {m: paired({q: x[m] for q, x in v.items()}, {q: x[m] for q, x in base.items()})
+                   for m in compared_names(k)}
+            for mode, v in values.items() if mode != "none"}
+
+
+@dataclass(frozen=True, slots=True)
+class Slice:
+    """The queries of one language (``metadata.lang``; ``und`` without one): every mode's means over
+    them and its paired comparison against ``none`` on them alone."""
+
+    lang: str
+    queries: int
+    modes: dict[str, dict[str, float]]
+    vs_none: dict[str, dict[str, Paired]]
+    failures: dict[str, int] = field(default_factory=dict)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"queries": self.queries, "modes": self.modes, "failures": self.failures,
+                "vs_none": {mode: {m: c.as_dict() for m, c in cmp.items()} for mode, cmp in self.vs_none.items()}}
+
+
+def _mode_rows(modes: Mapping[str, Mapping[str, float]], failures: Mapping[str, int], k: int) -> list[str]:
+    lines = ["| mode | " + " | ".join(metric_names(k)) + " | no concept |",
+             "|---|" + "---:|" * (len(metric_names(k)) + 1)]
+    for mode, m in modes.items():
+        cells = " | ".join(f"{m.get(name, 0.0):.3f}" for name in metric_names(k))
+        lines.append(f"| {mode} | {cells} | {failures.get(mode, '-')} |")
+    return lines
+
+
+def _comparisons(vs_none: Mapping[str, Mapping[str, Paired]], where: str = "") -> list[str]:
+    return [f"- {mode} vs none{where}: " + "; ".join(f"{m} {c.describe()}" for m, c in cmp.items())
+            for mode, cmp in vs_none.items()]
+
+
 @dataclass(slots=True)
 class RetrievalReport:
     queries: int
@@ -194,28 +268,40 @@ class RetrievalReport:
     problems: list[str] = field(default_factory=list)
     #: mode → metric → its gain over ``none`` (per-query wins/losses, randomization-test p)
     vs_none: dict[str, dict[str, Paired]] = field(default_factory=dict)
+    #: queries whose aligned translation :func:`excluded_ids` left out (beside their own id)
+    aligned: int = 0
+    #: query language → the same figures over its queries alone
+    by_lang: dict[str, Slice] = field(default_factory=dict)
+    #: mode → query id → the corpus ids it ranked, best first (not in :meth:`as_dict`)
+    runs: dict[str, dict[str, list[str]]] = field(default_factory=dict, repr=False)
 
     def as_dict(self) -> dict[str, Any]:
         return {"queries": self.queries, "modes": self.modes, "failures": self.failures,
                 "llm": self.llm, "seconds": self.seconds, "problems": self.problems,
                 "vs_none": {mode: {m: c.as_dict() for m, c in cmp.items()}
-                            for mode, cmp in self.vs_none.items()}}
+                            for mode, cmp in self.vs_none.items()},
+                "excluded": {"rule": EXCLUSION_RULE, "aligned": self.aligned},
+                "by_lang": {lang: s.as_dict() for lang, s in self.by_lang.items()}}
 
     def table(self) -> str:
-        """The report as Markdown: one row per mode, then LLM usage and notes."""
+        """The report as Markdown: one row per mode, then (a list) LLM usage, the comparisons
+        against ``none`` and what was left out; with queries in two or more languages the same per
+        language under a ``###`` heading each; notes last."""
         lines = [f"{self.queries} queries; corpus indexed in {self.seconds.get('index', 0):.1f} s", "",
-                 "| mode | " + " | ".join(metric_names(self.k)) + " | no concept |",
-                 "|---|" + "---:|" * (len(metric_names(self.k)) + 1)]
-        for mode, m in self.modes.items():
-            cells = " | ".join(f"{m.get(name, 0.0):.3f}" for name in metric_names(self.k))
-            lines.append(f"| {mode} | {cells} | {self.failures.get(mode, '-')} |")
+                 *_mode_rows(self.modes, self.failures, self.k), ""]
         for mode, llm in self.llm.items():
-            lines.append(f"{mode}: {llm['calls']} LLM calls, {llm['tokens_in']} tokens in, "
+            lines.append(f"- {mode}: {llm['calls']} LLM calls, {llm['tokens_in']} tokens in, "
                          f"{llm['tokens_out']} out")
-        for mode, cmp in self.vs_none.items():
-            lines.append(f"{mode} vs none: " + "; ".join(f"{m} {c.describe()}" for m, c in cmp.items()))
-        lines += [f"note: {p}" for p in self.problems]
-        return "\n".join(lines)
+        lines += _comparisons(self.vs_none)
+        if self.aligned:
+            lines.append(f"- left out of the ranking: each query's own id and, for {self.aligned} queries, "
+                         "the aligned translation (query <lang>.<id> → corpus <id>)")
+        if len(self.by_lang) > 1:
+            for lang, s in self.by_lang.items():
+                lines += ["", f"### {lang} ({s.queries} queries)", "", *_mode_rows(s.modes, s.failures, self.k), ""]
+                lines += _comparisons(s.vs_none, f" ({lang})")
+        lines += [f"- note: {p}" for p in self.problems]
+        return "\n".join(lines).rstrip("\n")
 
 
 def evaluate_retrieval(kg: KnowledgeGraph, folder: str | Path, modes: Sequence[WsdMode | Literal["bm25"]],
@@ -227,31 +313,36 @@ def evaluate_retrieval(kg: KnowledgeGraph, folder: str | Path, modes: Sequence[W
     kg.index_documents(data.corpus)
     rep.seconds["index"] = round(time.perf_counter() - t0, 2)
     corpus_ids = {d.id for d in data.corpus}
+    exclude = {q.id: excluded_ids(q, corpus_ids) for q in data.queries}
+    rep.aligned = sum(1 for q in data.queries if exclude[q.id] - {q.id})
     had = {g.value for g in kg.store.named_graphs()}
     asked: set[str] = set()
     values: dict[str, dict[str, dict[str, float]]] = {}
+    failed: dict[str, set[str]] = {}  # mode → the queries that found no concept
     try:
         for mode in modes:
             t1 = time.perf_counter()
             if mode == "bm25":
-                run = bm25_run(data, k)
+                run = bm25_run(data, k, exclude)
             else:
-                run, failed, calls, tin, tout = {}, 0, 0, 0, 0
+                run, calls, tin, tout = {}, 0, 0, 0
+                failed[mode] = set()
                 for q in data.queries:
                     try:
-                        a = kg.ask(q.text, lang=q.lang, k=k, wsd=mode, focus=q.focus, exclude_ids={q.id})
+                        a = kg.ask(q.text, lang=q.lang, k=k, wsd=mode, focus=q.focus, exclude_ids=exclude[q.id])
                         run[q.id] = [r.doc_id for r in a.results if r.doc_id in corpus_ids]
                         asked.add(a.question_iri)
                         calls, tin, tout = calls + a.llm_calls, tin + a.tokens_in, tout + a.tokens_out
                     except InputError as e:  # a query with no known concept ranks nothing; counted
                         log.info("query %s: %s", q.id, e)
                         run[q.id] = []
-                        failed += 1
+                        failed[mode].add(q.id)
                     if progress:
                         progress(1)
-                rep.failures[mode] = failed
+                rep.failures[mode] = len(failed[mode])
                 if calls:
                     rep.llm[mode] = {"calls": calls, "tokens_in": tin, "tokens_out": tout}
+            rep.runs[mode] = run
             values[mode] = per_query(run, data.qrels, k)
             rep.modes[mode] = mean_scores(values[mode], k)
             rep.seconds[mode] = round(time.perf_counter() - t1, 2)
@@ -259,10 +350,11 @@ def evaluate_retrieval(kg: KnowledgeGraph, folder: str | Path, modes: Sequence[W
         if not keep:  # the corpus and the questions this run recorded (not ones asked before)
             kg.delete_many(d.id for d in data.corpus)
             kg.forget_questions(iris=asked - had)
-    if "none" in values:
-        for name, v in values.items():
-            if name != "none":
-                rep.vs_none[name] = {m: paired({q: x[m] for q, x in v.items()},
-                                               {q: x[m] for q, x in values["none"].items()})
-                                     for m in compared_names(k)}
+    rep.vs_none = compare_to_none(values, k)
+    lang_of = {q.id: q.lang or "und" for q in data.queries}
+    for lang in sorted(set(lang_of.values())):
+        mine = {q for q, lg in lang_of.items() if lg == lang}
+        sub = {mode: {q: x for q, x in v.items() if q in mine} for mode, v in values.items()}
+        rep.by_lang[lang] = Slice(lang, len(mine), {mode: mean_scores(v, k) for mode, v in sub.items()},
+                                  compare_to_none(sub, k), {mode: len(f & mine) for mode, f in failed.items()})
     return rep

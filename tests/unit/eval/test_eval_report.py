@@ -36,8 +36,11 @@ def shared_folder(root: Path) -> Path:
             s = SENTENCES[i].index("bank")
             f.write(json.dumps({"_id": i, "text": SENTENCES[i],
                                 "metadata": {"lang": "en", "start": s, "end": s + 4}}) + "\n")
-    (beir / "qrels" / "test.tsv").write_text("query-id\tcorpus-id\tscore\ns1\ts2\t1\ns3\ts4\t1\n",
-                                             encoding="utf-8")
+        # a German query whose aligned translation is s4 (no German lexicon here: no concept)
+        f.write(json.dumps({"_id": "de.s4", "text": "Die Bank lieh den Bauern Geld.",
+                            "metadata": {"lang": "de", "start": 4, "end": 8}}) + "\n")
+    (beir / "qrels" / "test.tsv").write_text("query-id\tcorpus-id\tscore\ns1\ts2\t1\ns3\ts4\t1\n"
+                                             "de.s4\ts3\t1\n", encoding="utf-8")
     return root
 
 
@@ -48,7 +51,10 @@ def test_report_writes_wsd_and_retrieval_tables_and_charts(tmp_path: Path) -> No
     wsd = (out / "wsd.md").read_text(encoding="utf-8")
     assert "WSD on" in wsd and "| knowledge |" in wsd and "| first-sense |" in wsd and "| random |" in wsd
     ret = (out / "retrieval.md").read_text(encoding="utf-8")
-    assert "## tiny-dev" in ret and "2 queries" in ret
+    assert "## tiny-dev" in ret and "3 queries" in ret
+    # per query language, each with its comparison against none, and the translation left out
+    assert "\n### de (1 queries)\n" in ret and "| none | 0.000 | 0.000 | 0.000 | 0.000 | 0.000 | 1 |" in ret and "\n### en (2 queries)\n" in ret
+    assert "- knowledge vs none (en): ndcg@10 " in ret and "for 1 queries, the aligned translation" in ret
     for mode in ("none", "knowledge", "first-sense", "bm25"):
         assert f"| {mode} |" in ret
     for png in ("wsd.png", "retrieval.png"):

@@ -10,7 +10,14 @@ import pytest
 from kg_rag.api import KnowledgeGraph
 from kg_rag.cli import main
 from kg_rag.errors import InputError
-from kg_rag.eval.retrieval import evaluate_retrieval, ndcg_at, read_beir, score_run
+from kg_rag.eval.retrieval import (
+    BeirQuery,
+    evaluate_retrieval,
+    excluded_ids,
+    ndcg_at,
+    read_beir,
+    score_run,
+)
 from kg_rag.resources import resource_path
 from kg_rag.store import EmbeddedStore
 
@@ -138,3 +145,117 @@ def test_llm_mode_on_a_loopback_server_counts_calls(tmp_path: Path) -> None:
     assert rep.llm["llm"]["tokens_in"] > 0 and rep.llm["llm"]["tokens_out"] > 0
     assert set(rep.modes) == {"knowledge", "llm"} and rep.failures["llm"] == 0
     assert f"llm: {requests} LLM calls" in rep.table()
+
+
+# --- cross-lingual: the aligned translation is left out; per-language slices ----------------
+X_CORPUS = [
+    ("t1", "Anna bought the fabric in Berlin."),          # translation of de.t1, never relevant
+    ("t2", "The branches in Hamburg carried fruit."),     # translation of de.t2, never relevant
+    ("c1", "The tailor chose a heavy fabric for the coat."),
+    ("c2", "She sewed a summer dress from the cotton fabric."),
+    ("c3", "In the orchard every branch carried ripe fruit before the harvest."),
+    ("c4", "The rooster crowed loudly at sunrise on the farm."),
+]
+#: (id, lang, text, focus word); ``x.t1`` breaks the id rule on purpose and has no qrels
+X_QUERIES = [
+    ("de.t1", "de", "Anna kaufte den Stoff in Berlin.", "Stoff"),
+    ("de.t2", "de", "Die Zweige in Hamburg trugen Früchte.", "Zweige"),
+    ("q1", "en", "Which fabric is good for a dress?", "fabric"),
+    ("q2", "en", "The rooster called at dawn.", "rooster"),
+    ("x.t1", "de", "Anna kaufte den Stoff in Berlin.", "Stoff"),
+]
+X_QRELS = {"de.t1": ["c1", "c2"], "de.t2": ["c3"], "q1": ["c1", "c2"], "q2": ["c4"]}
+X_MODES = ["none", "knowledge", "first-sense", "bm25"]
+
+
+def write_x_beir(folder: Path) -> Path:
+    (folder / "qrels").mkdir(parents=True)
+    with (folder / "corpus.jsonl").open("w", encoding="utf-8") as f:
+        for i, t in X_CORPUS:
+            f.write(json.dumps({"_id": i, "title": "", "text": t, "metadata": {"lang": "en"}}) + "\n")
+    with (folder / "queries.jsonl").open("w", encoding="utf-8") as f:
+        for i, lang, t, w in X_QUERIES:
+            s = t.index(w)
+            f.write(json.dumps({"_id": i, "text": t, "metadata": {"lang": lang, "start": s, "end": s + len(w)}}) + "\n")
+    with (folder / "qrels" / "test.tsv").open("w", encoding="utf-8") as f:
+        f.write("query-id\tcorpus-id\tscore\n")
+        for q, ds in X_QRELS.items():
+            for d in ds:
+                f.write(f"{q}\t{d}\t1\n")
+    return folder
+
+
+def _q(qid: str, lang: str | None) -> BeirQuery:
+    return BeirQuery(qid, "text", lang, None)
+
+
+def test_excluded_ids_rule() -> None:
+    corpus = {"d001", "d001.s005", "semeval2007.d000.s000"}
+    assert excluded_ids(_q("es.d001.s005", "es"), corpus) == {"es.d001.s005", "d001.s005"}
+    # a further part (the relaxed sets' target number): the longest prefix that is a corpus id
+    assert excluded_ids(_q("fr.d001.s005.t003", "fr"), corpus) == {"fr.d001.s005.t003", "d001.s005"}
+    assert excluded_ids(_q("fr.d001.s009", "fr"), corpus) == {"fr.d001.s009", "d001"}
+    # only the query's own language is a prefix; no language, no rule; identical ids always
+    assert excluded_ids(_q("es.d001.s005", "fr"), corpus) == {"es.d001.s005"}
+    assert excluded_ids(_q("es.d001.s005", None), corpus) == {"es.d001.s005"}
+    assert excluded_ids(_q("semeval2007.d000.s000", "en"), corpus) == {"semeval2007.d000.s000"}
+    assert excluded_ids(_q("es.d002", "es"), corpus) == {"es.d002"}
+
+
+def test_translation_never_ranked_and_slices_add_up(tmp_path: Path) -> None:
+    folder = write_x_beir(tmp_path / "beir")
+    kg = KnowledgeGraph(EmbeddedStore(":memory:"))
+    kg.load([DEMO / "thesaurus.ttl", DEMO / "dictionary.ttl"])
+    rep = evaluate_retrieval(kg, folder, X_MODES, k=10)
+    assert rep.aligned == 2 and set(rep.runs) == set(X_MODES)
+    for mode in X_MODES:
+        run = rep.runs[mode]
+        assert "t1" not in run["de.t1"] and "t2" not in run["de.t2"], mode
+        assert run["de.t1"], mode  # it still ranked the fabric sentences
+        # the same question under an id outside the rule ranks the translation: the rule removed it
+        assert "t1" in run["x.t1"], mode
+    # label matching over the other five sentences: both fabric sentences before anything else
+    assert rep.by_lang["de"].modes["none"]["p@1"] == 1.0
+    assert set(rep.by_lang) == {"de", "en"}
+    assert sum(s.queries for s in rep.by_lang.values()) == rep.queries == len(X_QUERIES)
+    for mode, whole in rep.modes.items():
+        parts = [s.modes[mode] for s in rep.by_lang.values()]
+        assert sum(p["judged"] for p in parts) == whole["judged"] == len(X_QRELS)
+        for m in ("ndcg@10", "p@1", "p@5", "mrr@10", "recall@10"):
+            assert sum(p[m] * p["judged"] for p in parts) / whole["judged"] == pytest.approx(whole[m], abs=1e-3)
+    for mode, n in rep.failures.items():
+        assert sum(s.failures[mode] for s in rep.by_lang.values()) == n
+    for lang, s in rep.by_lang.items():
+        assert set(s.vs_none) == {"knowledge", "first-sense", "bm25"}
+        cmp = s.vs_none["bm25"]["ndcg@10"]
+        assert cmp.wins + cmp.losses <= s.modes["none"]["judged"]
+        assert cmp.delta == pytest.approx(s.modes["bm25"]["ndcg@10"] - s.modes["none"]["ndcg@10"], abs=1e-3)
+        assert f"bm25 vs none ({lang}): ndcg@10 " in rep.table()
+    table = rep.table()
+    assert "\n### de (3 queries)\n" in table and "\n### en (2 queries)\n" in table
+    assert "for 2 queries, the aligned translation" in table
+    out = rep.as_dict()
+    assert out["excluded"]["aligned"] == 2 and "<lang>.<rest>" in out["excluded"]["rule"]
+    assert set(out["by_lang"]["de"]["vs_none"]["knowledge"]) == {"ndcg@10", "p@1"}
+    assert out["by_lang"]["en"]["queries"] == 2 and "runs" not in out
+
+
+def test_one_language_has_no_slice_section(tmp_path: Path) -> None:
+    folder = write_beir(tmp_path / "beir")
+    kg = KnowledgeGraph(EmbeddedStore(":memory:"))
+    kg.load([DEMO / "thesaurus.ttl", DEMO / "dictionary.ttl"])
+    rep = evaluate_retrieval(kg, folder, ["none", "bm25"], k=10)
+    assert set(rep.by_lang) == {"en"} and rep.by_lang["en"].modes == rep.modes
+    assert rep.aligned == 0 and "(en)" not in rep.table() and "aligned translation" not in rep.table()
+
+
+def test_shared_cross_lingual_sets_follow_the_rule(shared_data: Path) -> None:
+    """Every query of the cross-lingual dev sets has its aligned translation left out; en-sense-dev none."""
+    for name, n in (("x-sense-dev", 89), ("x-sense-dev-relaxed", 198), ("en-sense-dev", 0)):
+        data = read_beir(shared_data / "retrieval" / name)
+        ids = {d.id for d in data.corpus}
+        extra = [excluded_ids(q, ids) - {q.id} for q in data.queries]
+        assert sum(1 for e in extra if e) == n, name
+        assert all(len(e) <= 1 for e in extra)
+        for q, e in zip(data.queries, extra, strict=True):
+            assert not e & set(data.qrels.get(q.id, {}))  # never a relevant one
