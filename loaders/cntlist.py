@@ -21,7 +21,6 @@ from kg_rag.namespaces import KGR, RDF, XSD
 from loaders.common import Parsed, read_all
 
 
-
 def is_cntlist(path: Path) -> bool:
     """Is ``path`` named like a WordNet sense-frequency list (``cntlist.rev``, ``*-cntlist.rev``)?"""
     return path.name.endswith("cntlist.rev")

@@ -90,17 +90,19 @@ def english_prior(kb: KnowledgeBase, nodes: Sequence[int | None], config: PriorC
 
 
 def count_prior(cands: Sequence[Candidate], base: Sequence[float], counts: SenseCounts,
-                foreign: bool) -> list[float] | None:
-    """The corpus-frequency prior: ``log p`` of each candidate, or ``None`` when no candidate
-    has a count (no counts loaded, a thesaurus, a dictionary: the caller keeps ``base``).
+                foreign: bool, config: PriorConfig) -> list[float] | None:
+    """The corpus-frequency prior of each candidate (a weighted log score), or ``None`` when no
+    candidate has a count (no counts loaded, a thesaurus, a dictionary: the caller keeps ``base``).
 
-    ``base`` is the prior without counts (log scores: ``-alpha * log rank`` in English, ``alpha *
-    log`` English-frequency estimate outside). A group of candidates — an English entry (one
-    lemma and part of speech), or all the candidates of a mention in another language, whose
-    concepts count the tags of their English senses through the shared ILI concept — gets the
-    add-one (Laplace) smoothed relative frequency ``p = (count + b) / (N + 1)``: one pseudo-count,
-    split over the group as ``base`` splits it (``b`` = softmax of ``base`` in the group), so a
-    sense never tagged keeps a share by its rank. A group without any tag keeps ``base``."""
+    ``base`` is the prior without counts (``-alpha * log rank`` in English, ``alpha * log``
+    English-frequency estimate outside). A group of candidates — an English entry (one lemma and
+    part of speech), or all the candidates of a mention in another language, whose concepts count
+    the tags of their English senses through the shared ILI concept — gets the add-one (Laplace)
+    smoothed relative frequency ``p = (count + b) / (N + 1)``: one pseudo-count, split over the
+    group as ``base`` splits it (``b`` = softmax of ``base`` in the group), so a sense never
+    tagged keeps a share by its rank. English: ``config.counts_en * log p`` replaces the rank
+    prior; outside English ``config.counts_xl * log p`` is added to the estimate (the tags are
+    English ones, of another corpus than the text's). A group without any tag keeps ``base``."""
     if foreign:
         tags = [counts.by_concept.get(c.concept, 0) for c in cands]
         groups: dict[str, list[int]] = {"": list(range(len(cands)))}
@@ -119,5 +121,6 @@ def count_prior(cands: Sequence[Candidate], base: Sequence[float], counts: Sense
         top = max(base[i] for i in members)
         z = sum(math.exp(base[i] - top) for i in members)
         for i in members:
-            out[i] = math.log((tags[i] + math.exp(base[i] - top) / z) / (total + 1))
+            log_p = math.log((tags[i] + math.exp(base[i] - top) / z) / (total + 1))
+            out[i] = base[i] + config.counts_xl * log_p if foreign else config.counts_en * log_p
     return out

@@ -210,7 +210,7 @@ class KnowledgeSelector:
             if counts and (en is None or big):
                 alpha = cfg.weights_of(_regime(cands, rich)).alpha
                 base = [alpha * x for x in en] if en is not None else [-alpha * math.log(r) for r in ranks]
-                prior = count_prior(cands, base, counts, foreign=en is not None)
+                prior = count_prior(cands, base, counts, en is not None, cfg.prior)
             out.append(Components(
                 ranks=ranks, nodes=p.nodes, en_prior=en, informed=big, prior=prior,
                 ppr=[float(scores.get(n, 0.0)) if n is not None else 0.0 for n in p.nodes],
@@ -318,7 +318,7 @@ class KnowledgeSelector:
 
 def combine(comp: Components, w: Weights, smoothing: float) -> np.ndarray:
     """The log-linear score of each candidate (``smoothing``: of the PPR distribution)."""
-    if comp.prior is not None:  # corpus counts: a log probability, the weight is in its smoothing
+    if comp.prior is not None:  # corpus counts: weighted already (count_prior)
         total = np.asarray(comp.prior, dtype=np.float64)
     elif comp.en_prior is not None:
         # another language's lexicon: its sense order says little (OMW lists senses in synset

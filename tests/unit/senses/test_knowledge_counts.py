@@ -82,7 +82,7 @@ def test_english_prior_is_the_add_one_smoothed_tag_frequency(store: EmbeddedStor
 def test_an_untagged_sense_keeps_a_share_by_its_rank() -> None:
     cands = bank_candidates() + (replace(bank_candidates()[1], sense=EN + "bank-n-3", rank=3, concept=ILI + "i3"),)
     base = [-math.log(r) for r in (1, 2, 3)]
-    out = count_prior(cands, base, SenseCounts({EN + "bank-n-1": 4}, {ILI + "i1": 4}), foreign=False)
+    out = count_prior(cands, base, SenseCounts({EN + "bank-n-1": 4}, {ILI + "i1": 4}), False, PriorConfig())
     assert out is not None
     z = 1 + 1 / 2 + 1 / 3
     assert [math.exp(x) for x in out] == pytest.approx([(4 + 1 / z) / 5, (1 / 2 / z) / 5, (1 / 3 / z) / 5])
@@ -94,10 +94,10 @@ def test_candidates_without_counts_keep_the_prior_they_have() -> None:
     the base prior stays exactly as it was."""
     thesaurus = (Candidate(ILI + "i1", lemma="bank", lang="en", rank=1), Candidate(ILI + "i2", lemma="bank", lang="en", rank=2))
     counts = SenseCounts({EN + "bank-n-2": 9}, {ILI + "i2": 9})
-    assert count_prior(thesaurus, [0.0, -math.log(2)], counts, foreign=False) is None
-    assert count_prior(bank_candidates(), [0.0, -math.log(2)], SenseCounts(), foreign=False) is None
+    assert count_prior(thesaurus, [0.0, -math.log(2)], counts, False, PriorConfig()) is None
+    assert count_prior(bank_candidates(), [0.0, -math.log(2)], SenseCounts(), False, PriorConfig()) is None
     other_entry = (replace(bank_candidates()[0], entry=EN + "other"),) + bank_candidates()[1:]
-    out = count_prior(other_entry, [0.0, -math.log(2)], counts, foreign=False)
+    out = count_prior(other_entry, [0.0, -math.log(2)], counts, False, PriorConfig())
     assert out is not None and out[0] == 0.0 and out[1] == pytest.approx(math.log((9 + 1) / 10))
 
 
@@ -114,7 +114,14 @@ def test_another_language_counts_the_english_senses_of_the_shared_concept(store:
     sel = KnowledgeSelector(store, WORDNET_SCALE)
     [comp] = sel.components([req])
     assert comp is not None and comp.prior is not None and comp.regime == "xl-freq"
-    assert math.exp(comp.prior[0]) > 30 / 31
+    alpha = WORDNET_SCALE.xl_freq.alpha
+    assert comp.en_prior is not None
+    shares = [math.exp(alpha * e) for e in comp.en_prior]
+    b = [x / sum(shares) for x in shares]
+    # the estimate plus counts_xl * log of the add-one smoothed English tags (30 of 30 for i7)
+    k = WORDNET_SCALE.prior.counts_xl
+    assert comp.prior == [pytest.approx(alpha * comp.en_prior[0] + k * math.log((30 + b[0]) / 31)),
+                          pytest.approx(alpha * comp.en_prior[1] + k * math.log(b[1] / 31))]
     [after] = sel.select([req])
     assert after.chosen is not None and after.chosen.concept == ILI + "i7"
     # a small dictionary (a flat prior, the context decides) takes no counts
