@@ -62,8 +62,7 @@ class PosCues:
 
 @dataclass(frozen=True, slots=True)
 class PriorConfig:
-    """The English-frequency prior of mentions outside English, and the weights of the corpus
-    counts' prior (:mod:`kg_rag.senses.knowledge.prior`)."""
+    """The English-frequency prior of mentions outside English (:mod:`kg_rag.senses.knowledge.prior`)."""
 
     #: a lemma's frequency is split over its senses by ``rank ** -xl_rank`` (steep Zipf decay)
     xl_rank: float = 3.0
@@ -71,12 +70,6 @@ class PriorConfig:
     min_corpus: int = 10_000
     #: added to every concept's frequency before the log (an unknown concept: ``log unknown``)
     unknown: float = 0.1
-    #: with corpus sense counts loaded (:func:`~kg_rag.senses.knowledge.prior.count_prior`):
-    #: English, the weight of the log smoothed tag frequency that replaces the rank prior
-    counts_en: float = 1.0
-    #: outside English, the weight of the log smoothed English tag frequency of the concept,
-    #: added to ``alpha *`` the log estimate
-    counts_xl: float = 1.0
 
 
 @dataclass(frozen=True, slots=True)

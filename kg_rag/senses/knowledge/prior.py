@@ -13,11 +13,6 @@
   below ``min_corpus`` glossed concepts the prior is flat (1 for a concept with an English
   lemma, 0 without), and the context decides.
 
-Where corpus sense counts are loaded (WordNet ``cntlist.rev``: :mod:`kg_rag.senses.knowledge.counts`),
-:func:`count_prior` replaces both by the add-one smoothed relative tag frequency of each sense
-(English) or concept (other languages, through the ILI), the rank or estimate shaping only the
-smoothing mass; candidates without any count (a thesaurus, a dictionary) keep the prior above.
-
 The parameters are a :class:`~kg_rag.senses.knowledge.config.PriorConfig`; the tables derived
 with them are cached with the knowledge base under a key that names them.
 """
@@ -29,9 +24,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from kg_rag.model import Candidate
 from kg_rag.senses.knowledge.config import PriorConfig
-from kg_rag.senses.knowledge.counts import SenseCounts
 from kg_rag.senses.knowledge.graph import KnowledgeBase
 
 
@@ -87,40 +80,3 @@ def english_prior(kb: KnowledgeBase, nodes: Sequence[int | None], config: PriorC
             return 0.0
         return (1.0 if f[n] > 0 else 0.0) if flat else float(f[n])
     return [math.log(freq(n) + config.unknown) for n in nodes]
-
-
-def count_prior(cands: Sequence[Candidate], base: Sequence[float], counts: SenseCounts,
-                foreign: bool, config: PriorConfig) -> list[float] | None:
-    """The corpus-frequency prior of each candidate (a weighted log score), or ``None`` when no
-    candidate has a count (no counts loaded, a thesaurus, a dictionary: the caller keeps ``base``).
-
-    ``base`` is the prior without counts (``-alpha * log rank`` in English, ``alpha * log``
-    English-frequency estimate outside). A group of candidates — an English entry (one lemma and
-    part of speech), or all the candidates of a mention in another language, whose concepts count
-    the tags of their English senses through the shared ILI concept — gets the add-one (Laplace)
-    smoothed relative frequency ``p = (count + b) / (N + 1)``: one pseudo-count, split over the
-    group as ``base`` splits it (``b`` = softmax of ``base`` in the group), so a sense never
-    tagged keeps a share by its rank. English: ``config.counts_en * log p`` replaces the rank
-    prior; outside English ``config.counts_xl * log p`` is added to the estimate (the tags are
-    English ones, of another corpus than the text's). A group without any tag keeps ``base``."""
-    if foreign:
-        tags = [counts.by_concept.get(c.concept, 0) for c in cands]
-        groups: dict[str, list[int]] = {"": list(range(len(cands)))}
-    else:
-        tags = [counts.by_sense.get(c.sense, 0) if c.sense else 0 for c in cands]
-        groups = {}
-        for i, c in enumerate(cands):
-            groups.setdefault(c.entry or c.concept, []).append(i)
-    if not any(tags):
-        return None
-    out = list(base)
-    for members in groups.values():
-        total = sum(tags[i] for i in members)
-        if total == 0:
-            continue
-        top = max(base[i] for i in members)
-        z = sum(math.exp(base[i] - top) for i in members)
-        for i in members:
-            log_p = math.log((tags[i] + math.exp(base[i] - top) / z) / (total + 1))
-            out[i] = base[i] + config.counts_xl * log_p if foreign else config.counts_en * log_p
-    return out

@@ -5,9 +5,7 @@ For each ambiguous mention:
 
 * **prior** — WordNet lists an entry's senses by frequency (``kgr:senseRank``):
   ``log p(c) = -alpha * log(rank)``; for another language's lexicon (whose sense order is no
-  frequency order) the English frequency of the shared concept, estimated from the dictionary;
-  where corpus sense counts are loaded, the add-one smoothed relative tag frequency of the sense
-  (English) or of the concept's English senses (other languages) instead
+  frequency order) the English frequency of the shared concept, estimated from the dictionary
   (:mod:`kg_rag.senses.knowledge.prior`);
 * **PPR** (UKB ``ppr_w2w``, Agirre & Soroa 2009) — PageRank personalised on the candidate
   concepts of the *other* words of the context (each word one unit of teleport mass, split over
@@ -46,12 +44,11 @@ import numpy as np
 from kg_rag.model import Agent, Candidate, Mention, Selection, SelectionRequest
 from kg_rag.senses.baselines import sense_order, unresolved
 from kg_rag.senses.knowledge.config import KnowledgeSelectorConfig, Weights
-from kg_rag.senses.knowledge.counts import sense_counts
 from kg_rag.senses.knowledge.frames import frame_fits
 from kg_rag.senses.knowledge.graph import KnowledgeBase, knowledge_base
 from kg_rag.senses.knowledge.orthography import case_mismatch
 from kg_rag.senses.knowledge.pos_context import pos_evidence
-from kg_rag.senses.knowledge.prior import count_prior, english_frequencies, english_prior, informed
+from kg_rag.senses.knowledge.prior import english_frequencies, english_prior, informed
 from kg_rag.store import Store
 from kg_rag.text.analyse import gloss_words as words
 from kg_rag.text.normalise import match_key
@@ -73,7 +70,6 @@ class Components:
     case: list[float] | None = None      # 1.0 where the lemma's case contradicts the mention's
     frames: list[float] | None = None    # English verbs: each sense's frame fit (0 … 1)
     pos_fit: list[float] | None = None   # mixed parts of speech: log P(candidate's POS | tokens)
-    prior: list[float] | None = None     # log prior from corpus counts, weighted (replaces the above)
 
     @property
     def regime(self) -> str:
@@ -195,7 +191,6 @@ class KnowledgeSelector:
             for j, q in enumerate(chunk):
                 ppr[id(q)] = {n: float(r[n][j]) for n in q.nodes if n is not None}
         fits = iter(frame_fits(self.store, [p.request for p in prepared if p is not None], cfg.frames))
-        counts = sense_counts(self.store)
         out: list[Components | None] = []
         for p in prepared:
             if p is None:
@@ -204,15 +199,10 @@ class KnowledgeSelector:
             cands = p.request.mention.candidates
             scores = ppr.get(id(p), {})
             big = _wordnet_scale(cands, rich)
-            ranks = _ranks(cands)
-            en = english_prior(kb, p.nodes, cfg.prior, flat=not big) if _foreign(cands) else None
-            prior = None
-            if counts and (en is None or big):
-                alpha = cfg.weights_of(_regime(cands, rich)).alpha
-                base = [alpha * x for x in en] if en is not None else [-alpha * math.log(r) for r in ranks]
-                prior = count_prior(cands, base, counts, en is not None, cfg.prior)
             out.append(Components(
-                ranks=ranks, nodes=p.nodes, en_prior=en, informed=big, prior=prior,
+                ranks=_ranks(cands), nodes=p.nodes,
+                en_prior=english_prior(kb, p.nodes, cfg.prior, flat=not big) if _foreign(cands) else None,
+                informed=big,
                 ppr=[float(scores.get(n, 0.0)) if n is not None else 0.0 for n in p.nodes],
                 lesk=self._lesk(kb, p),
                 case=case_mismatch(p.request.mention, p.request.context, cands), frames=next(fits),
@@ -318,9 +308,7 @@ class KnowledgeSelector:
 
 def combine(comp: Components, w: Weights, smoothing: float) -> np.ndarray:
     """The log-linear score of each candidate (``smoothing``: of the PPR distribution)."""
-    if comp.prior is not None:  # corpus counts: weighted already (count_prior)
-        total = np.asarray(comp.prior, dtype=np.float64)
-    elif comp.en_prior is not None:
+    if comp.en_prior is not None:
         # another language's lexicon: its sense order says little (OMW lists senses in synset
         # order, first sense = random here); the English frequency of the shared concept more
         total = w.alpha * np.asarray(comp.en_prior, dtype=np.float64)
