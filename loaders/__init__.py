@@ -1,7 +1,8 @@
 """Loaders: vocabulary files → RDF in the store, one named graph per source plus a catalog record.
 
 Formats: SKOS (also SKOS-XL) and OntoLex-Lemon in any RDF syntax pyoxigraph reads (Turtle,
-RDF/XML, N-Triples, N-Quads, TriG, JSON-LD; gzip transparently), and WordNet LMF XML.
+RDF/XML, N-Triples, N-Quads, TriG, JSON-LD; gzip transparently), WordNet LMF XML, and WordNet
+sense frequencies (``cntlist.rev``, :mod:`loaders.cntlist`).
 A file is parsed and mapped completely before anything is written, so a malformed file leaves
 the store as it was.
 
@@ -25,7 +26,7 @@ from pyoxigraph import NamedNode
 from kg_rag.errors import LoadError, StoreError
 from kg_rag.namespaces import ID
 from kg_rag.store import Store
-from loaders import rdf, wnlmf
+from loaders import cntlist, rdf, wnlmf
 from loaders.catalog import SourceRecord, drop_source, list_sources, now, write_record
 from loaders.common import Parsed, peek
 from loaders.iris import source_graph_iri
@@ -52,7 +53,7 @@ def stale(record: SourceRecord) -> bool:
 _RESERVED = tuple(f"{ID}{part}/" for part in ("graph", "doc", "question", "decision", "ann"))
 #: what ``--format`` accepts
 FORMATS = ("auto", "turtle", "rdfxml", "ntriples", "nquads", "trig", "jsonld", "wn-lmf",
-           "ontolex", "skos")
+           "ontolex", "skos", "cntlist")
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,11 +70,13 @@ class LoadReport:
 
 
 def detect_format(path: Path, fmt: str = "auto") -> str:
-    """The syntax of ``path``: ``wn-lmf`` or an RDF syntax name (see :data:`rdf.SYNTAXES`)."""
+    """The syntax of ``path``: ``wn-lmf``, ``cntlist`` or an RDF syntax name (see :data:`rdf.SYNTAXES`)."""
     if fmt not in FORMATS:
         raise LoadError(f"{path}: unknown format {fmt!r}; use one of {', '.join(FORMATS)}")
     if fmt not in ("auto", "ontolex", "skos"):
         return fmt
+    if fmt == "auto" and cntlist.is_cntlist(path):
+        return "cntlist"
     syntax = rdf.syntax_from_name(path)
     if syntax is None or syntax == "rdfxml":
         head = peek(path, 4096)
@@ -110,6 +113,8 @@ def parse_file(path: Path, fmt: str = "auto", graph: str | None = None,
         raise LoadError(f"{path}: --graph {graph!r} is not an absolute IRI") from None
     if syntax == "wn-lmf":
         return g, wnlmf.parse(path, progress)
+    if syntax == "cntlist":
+        return g, cntlist.parse(path, g)
     return g, rdf.parse(path, syntax, g, pipeline=fmt if fmt in ("ontolex", "skos") else "auto")
 
 
