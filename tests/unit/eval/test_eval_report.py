@@ -51,7 +51,8 @@ def test_report_writes_wsd_and_retrieval_tables_and_charts(tmp_path: Path) -> No
     assert "## tiny-dev" in ret and "2 queries" in ret
     for mode in ("none", "knowledge", "first-sense", "bm25"):
         assert f"| {mode} |" in ret
-    for png in ("wsd.png", "retrieval.png"):
+    assert "| probability |" in wsd and "| confidence |" in wsd and "| by probability |" in wsd
+    for png in ("wsd.png", "wsd-calibration.png", "retrieval.png"):
         assert (out / png).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
