@@ -2,7 +2,8 @@
 a report.
 
 Writes ``eval/out/wsd.md`` and ``eval/out/retrieval.md`` (Markdown tables) with ``wsd.png`` (F1)
-and ``retrieval.png`` (nDCG@10, P@1) bar charts (matplotlib) — ``eval/out/`` is git-ignored.
+and ``retrieval.png`` (nDCG@10, P@1) bar charts and ``wsd-calibration.png`` (reliability diagram
+and risk–coverage curve of the selector's decisions; matplotlib) — ``eval/out/`` is git-ignored.
 The store needs the lexicons: those missing are loaded into it first (``--store``, default
 ``eval-store`` in ``Settings.cache_dir``; OEWN takes a few minutes once).
 
@@ -66,6 +67,8 @@ def wsd_table(report: WsdReport) -> str:
             lines.append(f"| {s.name} | " + " | ".join(cells) + " |")
     if report.system.reliability is not None:
         lines += ["", *report.system.reliability.describe().split("\n")]
+    if report.system.calibration is not None:
+        lines += ["", report.system.calibration.table()]
     lines += ["", f"instances without candidates: {report.no_candidates}"]
     lines += [f"- {for_terminal(p)}" for p in report.problems]
     return "\n".join(lines)
@@ -104,6 +107,49 @@ def chart(reports: list[tuple[str, WsdReport]], path: Path) -> None:
             vals.append(res.total.f1 * 100 if res else 0.0)
         series[sysname] = vals
     _bars([n for n, _ in reports], series, "F1", 100, "kg-rag WSD on the development sets", path)
+
+
+def calibration_chart(reports: list[tuple[str, WsdReport]], path: Path) -> None:
+    """Two panels over the selector's ambiguous decisions on each WSD set: the reliability
+    diagram (observed accuracy against mean predicted value per bin; the diagonal is perfect
+    calibration) and the risk–coverage curve, each for the normalised probability (solid) and
+    the stored confidence field (dashed)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, (rel, rc) = plt.subplots(1, 2, figsize=(10, 4))
+    rel.plot([0, 1], [0, 1], color="grey", linewidth=0.8, label="perfect")
+    for k, (name, r) in enumerate(reports):
+        cal = r.system.calibration
+        if cal is None or not len(cal):
+            continue
+        color = f"C{k}"
+        for which, style in (("probability", "-"), ("confidence", "--")):
+            s = cal.summary(which)
+            bins = [b for b in s["reliability"] if b["n"]]
+            rel.plot([b["mean"] for b in bins], [b["accuracy"] for b in bins], style, color=color,
+                     marker="o", markersize=3, label=f"{name} {which} (ECE {s['ece']:.3f})")
+            curve = s["risk_coverage"]
+            rc.plot([c["coverage"] for c in curve], [c["accuracy"] for c in curve], style,
+                    color=color, marker="o", markersize=3, label=f"{name} {which}")
+    rel.set_xlabel("mean predicted (bin)")
+    rel.set_ylabel("observed accuracy")
+    rel.set_xlim(0, 1)
+    rel.set_ylim(0, 1)
+    rel.set_title("reliability (ambiguous instances)")
+    rel.legend(loc="upper left", fontsize=6)
+    rc.axhline(0.8, color="grey", linewidth=0.8, linestyle=":")
+    rc.set_xlabel("coverage: most confident x % of decisions")
+    rc.set_ylabel("accuracy")
+    rc.set_xlim(0, 100)
+    rc.set_ylim(0, 1)
+    rc.set_title("risk–coverage")
+    rc.legend(loc="lower left", fontsize=6)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
 
 
 def retrieval_chart(reports: list[tuple[str, RetrievalReport]], path: Path) -> None:
@@ -173,12 +219,14 @@ def main(argv: list[str] | None = None) -> int:
     reports: list[tuple[str, WsdReport]] = []
     try:
         with EmbeddedStore(args.store) as store:
-            selector = KnowledgeSelector(store)
-            for name, stem, lang, files in DEV_SETS:
-                data, gold = wsd_dir / f"{stem}.data.xml", wsd_dir / f"{stem}.gold.key.txt"
-                if not data.is_file():
-                    continue
+            present = [d for d in DEV_SETS if (wsd_dir / f"{d[1]}.data.xml").is_file()]
+            # every lexicon first: the selector's concept graph is built once, from the store
+            # as it is when it first decides (else a first run scores es/fr without their OMW)
+            for *_, files in present:
                 _ensure_loaded(store, shared / "wordnet", files)
+            selector = KnowledgeSelector(store)
+            for name, stem, lang, _ in present:
+                data, gold = wsd_dir / f"{stem}.data.xml", wsd_dir / f"{stem}.gold.key.txt"
                 rep = evaluate(store, selector, data, gold, lang=lang)
                 reports.append((name, rep))
                 print(wsd_table(rep) + "\n")
@@ -191,7 +239,8 @@ def main(argv: list[str] | None = None) -> int:
     written = [out / "wsd.md"]
     if reports:
         chart(reports, out / "wsd.png")
-        written.append(out / "wsd.png")
+        calibration_chart(reports, out / "wsd-calibration.png")
+        written += [out / "wsd.png", out / "wsd-calibration.png"]
     if retrieval:
         md = "# kg-rag evaluation: retrieval\n\n" + "\n\n".join(
             f"## {name}\n\n{rep.table()}" for name, rep in retrieval) + "\n"

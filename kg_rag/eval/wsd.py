@@ -21,6 +21,7 @@ from typing import Any
 from pyoxigraph import NamedNode
 
 from kg_rag.errors import InputError
+from kg_rag.eval.calibration import Calibration
 from kg_rag.eval.corpus import POS_MAP, Corpus, Token, read_corpus, read_keys, write_keys
 from kg_rag.model import Candidate, Mention, Selection, SelectionRequest
 from kg_rag.namespaces import ILI
@@ -110,6 +111,7 @@ class SystemResult:
     seconds: float = 0.0
     answers: dict[str, str] = field(default_factory=dict)   # instance id → predicted key
     reliability: Reliability | None = None
+    calibration: Calibration | None = None
 
     def as_dict(self) -> dict[str, Any]:
         d = self.total.as_dict()
@@ -117,6 +119,8 @@ class SystemResult:
         d["seconds_per_instance"] = round(self.seconds / self.total.n, 5) if self.total.n else 0.0
         if self.reliability is not None:
             d["reliability"] = self.reliability.as_dict()
+        if self.calibration is not None:
+            d["calibration"] = self.calibration.as_dict()
         return d
 
 
@@ -252,8 +256,10 @@ def _requests(corpus: Corpus, lang: str, lookup: CandidateLookup, window: int,
 def _run(name: str, select: Callable[[Sequence[SelectionRequest]], list[Selection]],
          batches: list[list[_Item]], gold: dict[str, tuple[str, ...]], senses: SenseKeys,
          progress: Callable[[int], None] | None = None, threshold: float | None = None) -> SystemResult:
-    """Score one selector; with ``threshold``, also how often it is right at each confidence."""
-    res = SystemResult(name, reliability=Reliability(threshold) if threshold is not None else None)
+    """Score one selector; with ``threshold``, also how often it is right at each confidence and
+    how well calibrated its decisions are (:mod:`kg_rag.eval.calibration`)."""
+    res = SystemResult(name, reliability=Reliability(threshold) if threshold is not None else None,
+                       calibration=Calibration() if threshold is not None else None)
     for items in batches:
         todo = [it for it in items if it.request.mention.candidates and it.token.instance in gold]
         t0 = time.perf_counter()
@@ -272,12 +278,18 @@ def _run(name: str, select: Callable[[Sequence[SelectionRequest]], list[Selectio
             if sel is None or sel.chosen is None:
                 continue
             keys = senses.keys_of(sel.chosen)
-            ok = bool(keys & set(gold[iid]))
+            gold_keys = set(gold[iid])
+            ok = bool(keys & gold_keys)
             for s in (res.total, bucket):
                 s.answered += 1
                 s.correct += ok
             if res.reliability is not None and len(it.request.mention.candidates) > 1:
                 res.reliability.add(sel.confidence, ok)
+            if res.calibration is not None and len(it.request.mention.candidates) > 1:
+                cands = it.request.mention.candidates
+                res.calibration.add(sel.scores, [c.id for c in cands],
+                                    [bool(senses.keys_of(c) & gold_keys) for c in cands],
+                                    sel.chosen.id, sel.confidence, ok)
             res.answers[iid] = sel.chosen.sense_key or sel.chosen.ili or sel.chosen.id
         if progress:
             progress(len(items))

@@ -57,7 +57,8 @@ def test_report_writes_wsd_and_retrieval_tables_and_charts(tmp_path: Path) -> No
     assert "- knowledge vs none (en): ndcg@10 " in ret and "for 1 queries, the aligned translation" in ret
     for mode in ("none", "knowledge", "first-sense", "bm25"):
         assert f"| {mode} |" in ret
-    for png in ("wsd.png", "retrieval.png"):
+    assert "| probability |" in wsd and "| confidence |" in wsd and "| by probability |" in wsd
+    for png in ("wsd.png", "wsd-calibration.png", "retrieval.png"):
         assert (out / png).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 

@@ -69,6 +69,21 @@ def test_exact_scores_on_the_tiny_corpus(mem_store: EmbeddedStore, tmp_path: Pat
     assert sum(b["n"] for b in rel["buckets"]) == rel["confident"]["n"] + rel["unsure"]["n"] == ambiguous > 0
     assert sum(b["correct"] for b in rel["buckets"]) == rel["confident"]["correct"] + rel["unsure"]["correct"]
     assert "reliability" not in fs   # baselines have no confidence worth calibrating
+    # calibration over the same decisions: the knowledge selector chooses its most probable
+    # candidate, so the chosen probability is the largest of the normalised scores
+    cal = rep.system.calibration
+    assert cal is not None and len(cal) == ambiguous and cal.without_scores == 0
+    for p_chosen, cands in zip(cal.probability, cal.candidates, strict=True):
+        assert p_chosen == max(p for p, _ in cands) and sum(p for p, _ in cands) == pytest.approx(1.0)
+    assert all(cal.right) and sum(any(g for _, g in c) for c in cal.candidates) == ambiguous
+    assert d["calibration"]["n"] == ambiguous and d["calibration"]["correct"] == ambiguous
+    for which in ("probability", "confidence"):
+        s = d["calibration"][which]
+        assert len(s["reliability"]) == 10 and len(s["risk_coverage"]) == 10
+        assert s["risk_coverage"][-1] == {"coverage": 100, "n": ambiguous, "accuracy": 1.0}
+        # all right: the error is how far below 1 the predictions are
+        assert s["ece"] == pytest.approx(1 - sum(getattr(cal, which)) / ambiguous, abs=1e-4)
+    assert "calibration" not in fs
     lines = pred.read_text(encoding="utf-8").split("\n")
     assert "t0.s0.i2 bank%1:17:01::" in lines and "t1.s0.i1 bank%1:14:00::" in lines
     assert len([x for x in lines if x]) == 6
@@ -89,12 +104,15 @@ def test_cli_json_and_text(store_dir: Path, capsys: pytest.CaptureFixture[str]) 
     for k in ("precision", "recall", "f1", "n", "answered", "by_pos", "seconds_per_instance", "baselines"):
         assert k in d
     assert d["f1"] == pytest.approx(0.8571, abs=1e-4)
+    assert {"ece", "brier", "brier_multiclass", "reliability", "risk_coverage"} <= set(
+        d["calibration"]["probability"])
     code = main(["--store", str(store_dir), "eval", "wsd", "--data", str(CORPUS), "--gold", str(GOLD),
                  "--wsd", "first-sense"])
     assert code == 0
     out = capsys.readouterr().out
     assert "| first-sense | 83.3 | 62.5 | 71.4 | 6/8 |" in out
     assert "| random |" in out
+    assert "| risk–coverage (accuracy of the most confident x %) |" in out
 
 
 def test_bad_inputs_are_clear_messages(store_dir: Path, tmp_path: Path,
