@@ -144,9 +144,6 @@ class WsdReport:
 
 
 # --- candidates ----------------------------------------------------------------------------------
-def _local(iri: str) -> str:
-    return iri.rsplit("#", 1)[-1]
-
 
 class Candidates:
     """Candidates of an instance: the senses of its lemma in the evaluation language's lexicons

@@ -41,7 +41,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from kg_rag.model import Agent, Candidate, Mention, Selection, SelectionRequest
+from kg_rag.model import Agent, Candidate, Selection, SelectionRequest
 from kg_rag.senses.baselines import sense_order, unresolved
 from kg_rag.senses.knowledge.config import KnowledgeSelectorConfig, Weights
 from kg_rag.senses.knowledge.frames import frame_fits
@@ -330,8 +330,3 @@ def combine(comp: Components, w: Weights, smoothing: float) -> np.ndarray:
         total += w.pos * np.asarray(comp.pos_fit, dtype=np.float64)
     return total
 
-
-def mention_of(text: str, lang: str, candidates: Sequence[Candidate], start: int = 0) -> Mention:
-    """A mention helper for callers without character offsets (evaluation, tests)."""
-    return Mention(start=start, end=start + len(text), text=text, lang=lang,
-                   candidates=tuple(candidates))
