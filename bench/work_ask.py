@@ -34,7 +34,7 @@ WARMUP = 3
 
 def query_concepts(store: Store, answer: Answer, config: RetrievalConfig) -> list[QueryConcept]:
     """The expanded query concepts ``ask`` ranked the answer by (no focus, knowledge selector)."""
-    readings = [mention_reading(r.mention, r.selection, r.decision, False, config) for r in answer.mentions]
+    readings = [mention_reading(r.mention, r.selection, r.decision, False) for r in answer.mentions]
     return expand(store, question_concepts(readings), config)
 
 

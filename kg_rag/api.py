@@ -269,13 +269,13 @@ class KnowledgeGraph:
                 raise InputError(f"focus {s}:{e} is outside the question (0:{len(q)})")
         cfg = self.retrieval if expansion is None else self.retrieval.with_expansion(expansion)
         if mode is WsdMode.NONE:
-            cfg = replace(cfg, match="candidate")
+            cfg = replace(cfg, match="label")
         retrieval = record.retrieval_quads(record.question_iri(q, code, mode), cfg, k, mode, focus)
         iri, decided, outcome = self._analyse(q, code, mode, write=True, require_concept=True, focus=focus,
                                               extra=retrieval)
         t1 = time.perf_counter()
         concepts = question_concepts([mention_reading(d.mention, d.selection, d.decision.value if d.decision else None,
-                                                      mode is WsdMode.NONE, cfg) for d in decided], focus)
+                                                      mode is WsdMode.NONE) for d in decided], focus)
         expanded = expand(self.store, concepts, cfg)
         results = rank(self.store, expanded, k, code, cfg, exclude_ids=frozenset(exclude_ids))
         t2 = time.perf_counter()

@@ -137,17 +137,20 @@ class MatchedConcept:
 @dataclass(frozen=True, slots=True)
 class Contribution:
     """What one concept of a document added to its score; a result's score is the sum of its
-    contributions' ``counted`` = ``question_weight`` × ``expansion_weight`` × ``focus_factor`` ×
-    ``idf`` × ``document_weight``."""
+    contributions' ``counted`` = ``expansion_weight`` × ``focus_factor`` × ``idf`` ×
+    (``question_weight`` × ``document_weight`` + ``question_probability`` ×
+    ``document_agreement``): label matching plus expected sense agreement."""
 
     question_concept: str         # the question's concept (expanded from, when relation is set)
     document_concept: str         # the concept of the document's annotations
     relation: str | None          # IRI of the expansion relation; None: the same concept
-    question_weight: float        # how much the question looks for question_concept
+    question_weight: float        # label matching: 1/n over the question mention's n candidate concepts
+    question_probability: float   # the question's decision's probability of question_concept (0: label matching)
     expansion_weight: float       # the relation's weight (1 for the same concept)
     focus_factor: float           # the focus boost, or 1
     idf: float                    # rarity: ln(1 + documents / documents with the concept)
-    document_weight: float        # the document's readings summed over its annotations (1 + ln above 1)
+    document_weight: float        # the document's annotations with the concept, 1 each (1 + ln above 1)
+    document_agreement: float     # the same annotations, each by its decision's probability of the concept
     annotations: int              # the document's annotations with the concept among their candidates
     counted: float
 

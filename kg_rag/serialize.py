@@ -41,8 +41,10 @@ def mention_dict(r: MentionReport) -> dict[str, Any]:
 def contribution_dict(c: Contribution) -> dict[str, Any]:
     return {"question_concept": c.question_concept, "document_concept": c.document_concept,
             "relation": c.relation, "question_weight": round(c.question_weight, 6),
+            "question_probability": round(c.question_probability, 6),
             "expansion_weight": c.expansion_weight, "focus_factor": c.focus_factor,
             "idf": round(c.idf, 6), "document_weight": round(c.document_weight, 6),
+            "document_agreement": round(c.document_agreement, 6),
             "annotations": c.annotations, "counted": round(c.counted, 6)}
 
 

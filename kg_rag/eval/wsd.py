@@ -57,6 +57,8 @@ class Score:
                 "correct": self.correct}
 
 
+#: the reliability table splits decisions at this confidence ("confident" / "unsure")
+CONFIDENT = 0.5
 #: confidence buckets of the reliability table: [0, 0.1), [0.1, 0.2), … [0.9, 1.0]
 BUCKETS = 10
 
@@ -65,7 +67,7 @@ BUCKETS = 10
 class Reliability:
     """How often the selector is right at each confidence, over the ambiguous instances it
     answered (two candidates or more) — what a stored confidence means on this data, and how
-    often a decision retrieval follows alone (confidence ≥ ``CONFIDENT``) is right."""
+    often a decision with confidence ≥ ``CONFIDENT`` is right."""
 
     threshold: float
     buckets: list[tuple[int, int]] = field(default_factory=lambda: [(0, 0)] * BUCKETS)  # (n, correct)
@@ -98,7 +100,7 @@ class Reliability:
         def pct(c: int, n: int) -> str:
             return f"{100 * c / n:.1f} % right" if n else "none"
         cells = " · ".join(f"{i / BUCKETS:.1f}: {c}/{n}" for i, (n, c) in enumerate(self.buckets) if n)
-        return (f"confident decisions (confidence ≥ {self.threshold:g}, followed alone by retrieval): "
+        return (f"confident decisions (confidence ≥ {self.threshold:g}): "
                 f"{cn}, {pct(cc, cn)}; unsure: {un}, {pct(uc, un)}\n"
                 f"right by confidence (ambiguous instances): {cells}")
 
@@ -341,10 +343,8 @@ def evaluate(store: Store, selector: Any, data: str | Path, gold_path: str | Pat
     warm_up = getattr(selector, "warm_up", None)
     if callable(warm_up):  # load graphs and indexes outside the timed part
         warm_up()
-    from kg_rag.pipeline.ranking_config import DEFAULT
-
     system = _run(selector.agent.name, selector.select, batches, gold, senses, progress,
-                  threshold=DEFAULT.confident)
+                  threshold=CONFIDENT)
     baselines = {}
     for base in (FirstSenseSelector(), RandomSelector(seed=0)):
         if base.agent.name != system.name:

@@ -218,21 +218,27 @@ def render_text(s: dict[str, Any]) -> str:
         lines.append(f"score {result['score']:.3f}, ranked by arithmetic {r.get('version')} (match "
                      f"{r.get('match')}, focus boost {r.get('focus_boost')}, "
                      f"{sum(1 for w in (r.get('expansion') or {}).values() if w > 0)} expansion relations) "
-                     f"= the sum of question weight × expansion × focus × rarity × document readings:")
+                     f"= the sum of expansion × focus × rarity × (label matching: question weight × "
+                     f"document annotations + sense agreement: question probability × document "
+                     f"probabilities):")
         for c in result.get("contributions", []):
             how = "same concept" if c["relation"] is None else c["relation"].rsplit("#", 1)[-1]
-            lines.append(f"  {c['counted']:.3f} = {c['question_weight']:.2f} {c['question_label']} × "
-                         f"{c['expansion_weight']:.2f} {how} × {c['focus_factor']:g} × {c['idf']:.2f} × "
-                         f"{c['document_weight']:.2f} {c['document_label']} ({c['annotations']} annotations)")
-        lines.append("why it answered (question reading × expansion × document reading):")
+            lines.append(f"  {c['counted']:.3f} = {c['expansion_weight']:.2f} {how} × {c['focus_factor']:g} × "
+                         f"{c['idf']:.2f} × ({c['question_weight']:.2f} × {c['document_weight']:.2f} + "
+                         f"{c['question_probability']:.2f} × {c['document_agreement']:.2f}) "
+                         f"{c['question_label']} → {c['document_label']} ({c['annotations']} annotations)")
+        lines.append("why it answered (per annotation: label part + agreement part, before focus and rarity):")
         for x in result["links"]:
             how = "same concept" if x["relation"] is None else x["relation"].rsplit("#", 1)[-1]
             dm = x["document_mention"]
             dec = x["document_decision"]
             chose = (f"; its decision chose {dec.get('chosen_label') or '?'} ({dec['confidence']:.2f})"
                      if dec else "")
-            lines.append(f"  {x['counted']:.3f} = {x['question_weight']:.2f} “{x['question_mention']['text']}” "
-                         f"{x['question_label']} × {x['expansion_weight']:.2f} {how} × "
-                         f"{x['document_weight']:.2f} “{dm.get('text', '')}” [{dm.get('start')}–{dm.get('end')}] "
+            p_doc = x.get("document_probability")
+            agree = (f" + {x['question_probability']:.2f} × {x['expansion_weight']:.2f} × {p_doc:.2f}"
+                     if p_doc is not None else "")
+            lines.append(f"  {x['counted']:.3f} = {x['question_weight']:.2f} × {x['expansion_weight']:.2f}{agree} "
+                         f"“{x['question_mention']['text']}” {x['question_label']} ({how}) → "
+                         f"“{dm.get('text', '')}” [{dm.get('start')}–{dm.get('end')}] "
                          f"{x['document_label']}{chose}")
     return for_terminal("\n".join(lines))

@@ -6,10 +6,11 @@ mentions and decisions, expands them and scores the documents with the ranking's
 (:func:`~kg_rag.pipeline.retrieve.question_concepts`, ``expand``, ``score``) and those parameters,
 and shows the document's side from SPARQL (``construct-result-link``): its score, the
 contributions that sum to it (as ``rank`` returned them), and each link from a question concept
-to one of the document's annotations — the question weight × the expansion weight × the
-document reading's weight (rarity and the focus boost multiply every link of a concept alike).
-A link that counted 0 is shown too — a confident document decision for another reading is why a
-document did *not* come back.
+to one of the document's annotations — its label-matching part (the question weight × the
+expansion weight) and its sense-agreement part (the question's probability × the expansion
+weight × the document decision's probability); rarity and the focus boost multiply every link
+of a concept alike. A link whose agreement is 0 shows that the document's decision chose
+another reading: it counted by label matching only.
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ from kg_rag.explain.question import (
 )
 from kg_rag.model import Agent, Candidate, Mention, Selection
 from kg_rag.namespaces import KGR, OA, PROV, RDF
-from kg_rag.pipeline.ranking_config import RetrievalConfig
+from kg_rag.pipeline.ranking_config import MATCH_MODES, RetrievalConfig
 from kg_rag.pipeline.retrieve import (
     QueryConcept,
     QuestionReading,
@@ -49,8 +50,8 @@ log = logging.getLogger(__name__)
 
 #: select-retrieval's scalar outputs → the property recorded
 _RECORDED = {"version": KGR.rankingVersion, "match": KGR.matchMode, "wsd": KGR.wsdMode,
-             "k": KGR.resultCount, "focusBoost": KGR.focusBoost, "confident": KGR.confidentThreshold,
-             "softness": KGR.documentSoftness, "focusStart": KGR.focusStart, "focusEnd": KGR.focusEnd,
+             "k": KGR.resultCount, "focusBoost": KGR.focusBoost,
+             "focusStart": KGR.focusStart, "focusEnd": KGR.focusEnd,
              "sameMeaning": KGR.sameMeaning}
 
 
@@ -70,7 +71,7 @@ def explain_result(store: Store, question: str, document: str) -> Explanation:
     recorded, record_triples = _recorded(store, question)
     config: RetrievalConfig = recorded["config"]
     mentions = sorted(base.summary["mentions"], key=lambda m: (m.get("start", 0), -m.get("end", 0)))
-    readings = [_reading(m, recorded["wsd"], config) for m in mentions]
+    readings = [_reading(m, recorded["wsd"]) for m in mentions]
     expanded = expand(store, question_concepts(readings, recorded["focus"]), config)
     link_triples = [Triple(NamedNode(c.source.iri), NamedNode(c.relation), NamedNode(c.iri))
                     for c in expanded if c.source is not None and c.relation is not None]
@@ -83,7 +84,8 @@ def explain_result(store: Store, question: str, document: str) -> Explanation:
     scores = score(store, expanded, config)
     triples = list(base.triples) + record_triples + link_triples + doc_triples
     summary = summarise(question, triples)
-    summary["result"] = _links(summary, triples, document, expanded, mentions, scores)
+    summary["result"] = _links(summary, triples, document, expanded, mentions, scores,
+                               config.match == "fused")
     summary["result"]["retrieval"] = {k: v for k, v in recorded.items() if k != "config"}
     return Explanation(question, tuple(triples), summary)
 
@@ -96,11 +98,13 @@ def _recorded(store: Store, question: str) -> tuple[dict[str, Any], list[Triple]
         raise NotFoundError(f"{question} has no recorded ranking (it was only annotated, or asked "
                             f"before kg-rag recorded ranking parameters): ask it again, then explain")
     s = scalars[0]
+    if s["match"].value not in MATCH_MODES:
+        raise NotFoundError(f"{question} was ranked by an earlier arithmetic (match "
+                            f"{s['match'].value!r}) that kg-rag no longer replays: ask it again, then explain")
     config = RetrievalConfig(
         expansion=tuple((r["relation"].value, float(r["weight"].value)) for r in rows if "relation" in r),
         same_meaning=tuple(r["sameMeaning"].value for r in rows if "sameMeaning" in r),
-        focus_boost=float(s["focusBoost"].value), confident=float(s["confident"].value),
-        doc_softness=float(s["softness"].value), match=s["match"].value)
+        focus_boost=float(s["focusBoost"].value), match=s["match"].value)
     if config.version != s["version"].value:
         log.warning("%s was ranked by version %s of the arithmetic; its parameters replay as %s",
                     question, s["version"].value, config.version)
@@ -116,11 +120,10 @@ def _recorded(store: Store, question: str) -> tuple[dict[str, Any], list[Triple]
     return {"config": config, "version": s["version"].value, "replayed_version": config.version,
             "wsd": s["wsd"].value, "k": int(s["k"].value), "focus": focus,
             "match": config.match, "expansion": dict(config.expansion),
-            "focus_boost": config.focus_boost, "confident": config.confident,
-            "doc_softness": config.doc_softness}, triples
+            "focus_boost": config.focus_boost}, triples
 
 
-def _reading(m: dict[str, Any], wsd: str, config: RetrievalConfig) -> QuestionReading:
+def _reading(m: dict[str, Any], wsd: str) -> QuestionReading:
     """What a question mention looked for, by the rule ``ask`` used
     (:func:`~kg_rag.pipeline.retrieve.mention_reading`), on its stored annotation and decision."""
     dec = m.get("decision")
@@ -135,11 +138,11 @@ def _reading(m: dict[str, Any], wsd: str, config: RetrievalConfig) -> QuestionRe
                               Candidate(chosen) if chosen else None, dec["confidence"],
                               Agent(who.get("label") or "", who.get("version") or ""))
     mention = Mention(m.get("start", 0), m.get("end", 0), m.get("text") or "", "", cands)
-    return mention_reading(mention, selection, dec["iri"] if dec else None, wsd == WsdMode.NONE.value, config)
+    return mention_reading(mention, selection, dec["iri"] if dec else None, wsd == WsdMode.NONE.value)
 
 
 def _links(summary: dict[str, Any], triples: list[Triple], doc: str, expanded: list[QueryConcept],
-           mentions: list[dict[str, Any]], scores: Scores) -> dict[str, Any]:
+           mentions: list[dict[str, Any]], scores: Scores, fused: bool) -> dict[str, Any]:
     g = GraphIndex(triples)
     lang = summary.get("owner", {}).get("language", "en")
     by_iri = {c.iri: c for c in expanded}
@@ -150,21 +153,24 @@ def _links(summary: dict[str, Any], triples: list[Triple], doc: str, expanded: l
             span = target_span(g, target)
             dec = _document_decision(g, ann, lang)
             for dc in sorted(c.value for c in g.all(ann, KGR.candidateConcept)):
-                doc_w = counted_by.get(dc, {}).get(ann)
-                if doc_w is None or dc not in by_iri:
+                doc_p = counted_by.get(dc, {}).get(ann)
+                if doc_p is None or dc not in by_iri:
                     continue
                 qc = by_iri[dc]
                 src = qc.source or qc
                 m = mentions[qc.mention] if qc.mention is not None else {}
+                label = src.weight * qc.expansion_weight
+                agreement = src.probability * qc.expansion_weight * doc_p if fused else 0.0
                 links.append({
                     "question_mention": {"text": m.get("text"), "start": m.get("start"), "end": m.get("end")},
                     "question_concept": src.iri, "question_label": concept_label(g, src.iri, lang),
-                    "question_weight": src.weight,
+                    "question_weight": src.weight, "question_probability": src.probability if fused else 0.0,
                     "relation": qc.relation, "expansion_weight": qc.expansion_weight,
                     "document_mention": span, "document_annotation": ann,
                     "document_concept": dc, "document_label": concept_label(g, dc, lang),
-                    "document_weight": doc_w, "document_decision": dec,
-                    "counted": round(src.weight * qc.expansion_weight * doc_w, 6),
+                    "document_probability": doc_p if fused else None, "document_decision": dec,
+                    "label": round(label, 6), "agreement": round(agreement, 6),
+                    "counted": round(label + agreement, 6),
                 })
     links.sort(key=lambda x: (-x["counted"], x["document_mention"].get("start", 0), x["question_concept"]))
     return {"document": doc, "score": round(scores.score(doc), 6),

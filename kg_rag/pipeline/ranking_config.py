@@ -31,14 +31,10 @@ SAME_MEANING = frozenset({"exactMatch", "closeMatch"})
 #: the focus word ranks documents first; the rest of the question breaks ties (en-sense-dev
 #: nDCG@10, label matching / knowledge: ×10 0.725 / 0.73, ×100 0.751 / 0.766; README "Retrieval")
 FOCUS_BOOST = 100.0
-#: a decision at least this confident counts only for the reading it chose
-CONFIDENT = 0.5
-#: a document's unsure decision counts for a reading by (p(reading) / p(chosen)) ** this
-DOC_SOFTNESS = 0.5
-#: how documents meet the query concepts: ``candidate`` — an annotation counts 1 for every
-#: concept among its candidates (label matching); ``agreement`` — for each candidate concept by
-#: the weight the document's own decision gives it
-MATCH_MODES = ("candidate", "agreement")
+#: how documents meet the query concepts: ``label`` — label matching alone, an annotation counts
+#: 1 for every concept among its candidates (``--wsd none``); ``fused`` — label matching plus the
+#: expected sense agreement of the question's and the document's decisions (every selector)
+MATCH_MODES = ("label", "fused")
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,9 +46,7 @@ class RetrievalConfig:
     expansion: tuple[tuple[str, float], ...] = tuple(sorted(EXPANSION.items()))
     same_meaning: tuple[str, ...] = tuple(sorted(SAME_MEANING))
     focus_boost: float = FOCUS_BOOST
-    confident: float = CONFIDENT
-    doc_softness: float = DOC_SOFTNESS
-    match: str = "agreement"
+    match: str = "fused"
 
     def __post_init__(self) -> None:
         pairs = dict(self.expansion)
@@ -64,7 +58,7 @@ class RetrievalConfig:
                                  f"finite number")
         object.__setattr__(self, "expansion", tuple(sorted((r, float(w)) for r, w in pairs.items())))
         object.__setattr__(self, "same_meaning", tuple(sorted(set(self.same_meaning))))
-        for name in ("focus_boost", "confident", "doc_softness"):
+        for name in ("focus_boost",):
             v = getattr(self, name)
             if not _number(v) or v < 0:
                 raise InputError(f"retrieval parameter {name} must be a finite number ≥ 0, not {v!r}")
@@ -81,8 +75,7 @@ class RetrievalConfig:
     def version(self) -> str:
         """A short hash of every parameter: equal versions, equal arithmetic."""
         fields = {"expansion": self.expansion, "same_meaning": self.same_meaning,
-                  "focus_boost": self.focus_boost, "confident": self.confident,
-                  "doc_softness": self.doc_softness, "match": self.match}
+                  "focus_boost": self.focus_boost, "match": self.match}
         return hashlib.sha256(json.dumps(fields, sort_keys=True).encode("utf-8")).hexdigest()[:12]
 
     def with_expansion(self, weights: Mapping[str, float]) -> RetrievalConfig:

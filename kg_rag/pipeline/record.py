@@ -222,8 +222,6 @@ def retrieval_quads(question: NamedNode, config: RetrievalConfig, k: int, wsd: W
         Quad(r, KGR.wsdMode, Literal(wsd.value), g),
         Quad(r, KGR.resultCount, _int(k), g),
         Quad(r, KGR.focusBoost, _double(config.focus_boost), g),
-        Quad(r, KGR.confidentThreshold, _double(config.confident), g),
-        Quad(r, KGR.documentSoftness, _double(config.doc_softness), g),
     ]
     if focus is not None:
         q += [Quad(r, KGR.focusStart, _int(focus[0]), g), Quad(r, KGR.focusEnd, _int(focus[1]), g)]

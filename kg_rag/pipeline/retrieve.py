@@ -2,10 +2,20 @@
 concept rarity (idf) — language-independent, because documents meet the question on concepts,
 not words.
 
-Both sides carry their uncertainty (:func:`reading_weights`): a *confident* decision (confidence
-≥ ``confident``) counts only for the concept it chose — its rejected readings retrieve nothing —
-while an unsure one counts for each reading by how likely it is. Label matching (``wsd="none"``)
-counts every candidate alike.
+A document's score for a query concept is the sum of two pieces of evidence, computed by the same
+arithmetic (question weight × expansion weight × focus boost × idf × the document's annotations):
+
+* **label matching** — the question mention looks for each of its n candidate concepts at 1/n and
+  a document annotation counts 1 for every concept among its candidates (``wsd="none"`` ranks by
+  this alone);
+* **expected sense agreement** (``match="fused"``, every selector) — the probability that the
+  question's mention and the document's annotation mean this concept, p_question(c) ×
+  p_document(c), from the two decisions' per-candidate probabilities (an unambiguous mention or
+  annotation: 1). Summed over concepts this is the probability that both mean the same thing.
+
+So a decision can raise a document of the chosen reading by at most one label match and never
+drop a document below label matching's evidence: a wrong or coin-flip decision on either side
+reorders the documents that share the word, it does not remove the relevant ones.
 
 Every parameter is a field of one :class:`~kg_rag.pipeline.ranking_config.RetrievalConfig`;
 :func:`score` is the one arithmetic, and returns each result's contributions, which ``rank``
@@ -18,7 +28,8 @@ import math
 import sys
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from types import MappingProxyType
 
 from pyoxigraph import NamedNode
 
@@ -33,10 +44,15 @@ from kg_rag.text.normalise import base_language
 class QueryConcept:
     """A concept the ranking looks for, at ``weight``. An expansion keeps where it came from:
     the question concept it expands (``source``), the relation (its IRI) and that relation's
-    weight, so ``weight`` = ``expansion_weight`` × ``source.weight``."""
+    weight, so ``weight`` = ``expansion_weight`` × ``source.weight`` (``probability`` alike).
+
+    ``weight``: the label-matching weight (1/n over the mention's n candidate concepts);
+    ``probability``: how likely the question's decision says the mention means this concept
+    (0 under label matching alone)."""
 
     iri: str
     weight: float
+    probability: float = 0.0
     focus: bool = False
     decision: str | None = None
     mention: int | None = None              # the question mention whose reading set the weight
@@ -47,31 +63,36 @@ class QueryConcept:
 
 @dataclass(frozen=True, slots=True)
 class QuestionReading:
-    """What one mention of a question looks for: concept → weight (:func:`question_weights`)."""
+    """What one mention of a question looks for: concept → label weight (1/n) and concept →
+    probability that the mention means it (:func:`mention_reading`)."""
 
     start: int
     end: int
     weights: Mapping[str, float]
+    probabilities: Mapping[str, float]
     decision: str | None = None
 
 
 def mention_reading(mention: Mention, selection: Selection | None, decision: str | None,
-                    label_matching: bool, config: RetrievalConfig = DEFAULT) -> QuestionReading:
-    """What one mention of a question looks for: every candidate alike (1/n) for label matching
-    or an unambiguous mention; nothing for an ambiguous one left undecided; else its decision's
-    readings (:func:`question_weights`, scores summed per concept over its senses)."""
-    if label_matching or not mention.ambiguous:
-        weights = question_weights(mention.concepts, None)
-    elif selection is None or selection.chosen is None:
-        weights = {}
+                    label_matching: bool) -> QuestionReading:
+    """What one mention of a question looks for: every candidate concept at 1/n (label
+    matching); and, unless ``label_matching``, the probability that the mention means each — 1
+    for an unambiguous mention, else its decision's per-candidate probabilities summed per
+    concept (:func:`probabilities`; nothing when nobody decided)."""
+    weights = {c: 1.0 / len(mention.concepts) for c in mention.concepts}
+    if label_matching:
+        probs: dict[str, float] = {}
+    elif not mention.ambiguous:
+        probs = {c: 1.0 for c in mention.concepts}
+    elif selection is None:
+        probs = {}
     else:
         by_id = dict(selection.scores)
         scores: dict[str, float] = {}
         for cand in mention.candidates:
             scores[cand.concept] = scores.get(cand.concept, 0.0) + by_id.get(cand.id, 0.0)
-        weights = question_weights(mention.concepts, scores, selection.chosen.concept,
-                                   selection.confidence, config)
-    return QuestionReading(mention.start, mention.end, weights, decision)
+        probs = probabilities(scores)
+    return QuestionReading(mention.start, mention.end, weights, probs, decision)
 
 
 def question_concepts(mentions: Sequence[QuestionReading],
@@ -84,12 +105,16 @@ def question_concepts(mentions: Sequence[QuestionReading],
     concepts: dict[str, QueryConcept] = {}
     for i in sorted(range(len(mentions)), key=lambda j: (mentions[j].start, -mentions[j].end)):
         m, is_focus = mentions[i], i in focused
-        for c in sorted(m.weights):
-            w = m.weights[c]
+        for c in sorted(set(m.weights) | set(m.probabilities)):
+            w, p = m.weights.get(c, 0.0), m.probabilities.get(c, 0.0)
             prev = concepts.get(c)
-            if prev is None or prev.weight < w or (is_focus and not prev.focus):
-                concepts[c] = QueryConcept(c, w, is_focus or (prev.focus if prev else False),
-                                           m.decision, i)
+            if prev is None:
+                concepts[c] = QueryConcept(c, w, p, is_focus, m.decision, i)
+            elif prev.weight < w or (is_focus and not prev.focus):
+                concepts[c] = QueryConcept(c, max(w, prev.weight), max(p, prev.probability),
+                                           is_focus or prev.focus, m.decision, i)
+            elif prev.probability < p:
+                concepts[c] = replace(prev, probability=p)
     return list(concepts.values())
 
 
@@ -109,14 +134,14 @@ def expand(store: Store, concepts: Iterable[QueryConcept],
         rel_iri = r["rel"].value
         rel = rel_iri.rsplit("#", 1)[-1]
         factor = weights.get(rel, 0.0)
-        w = factor * src.weight
+        w, p = factor * src.weight, factor * src.probability
         n = r["neighbour"].value
         focus = src.focus and rel in config.same_meaning
         if w <= 0:
             continue
         cur = best.get(n)
-        if cur is None or (cur.iri not in base and (cur.weight, cur.focus) < (w, focus)):
-            best[n] = QueryConcept(n, w, focus, src.decision, src.mention, src, rel_iri, factor)
+        if cur is None or (cur.iri not in base and (cur.weight, cur.probability, cur.focus) < (w, p, focus)):
+            best[n] = QueryConcept(n, w, p, focus, src.decision, src.mention, src, rel_iri, factor)
     return list(best.values())
 
 
@@ -139,36 +164,14 @@ def concept_labels(store: Store, iris: Iterable[str], lang: str) -> dict[str, st
     return {c: v[1] for c, v in best.items()}
 
 
-def reading_weights(scores: Mapping[str, float], chosen: str | None, confidence: float,
-                    document: bool, config: RetrievalConfig = DEFAULT) -> dict[str, float]:
-    """How much a decision counts for each concept it considered.
-
-    ``scores``: the decision's probability of each candidate concept. A confident decision
-    (``confidence >= config.confident``) or one without scores counts 1 for its chosen concept
-    and 0 for the others. An unsure one counts for every reading: on the question side by its
-    probability (the weights of a mention sum to 1, as label matching's 1/n do), on a document's
-    side by ``(p / p_chosen) ** config.doc_softness`` (the chosen reading 1, a near-tie almost 1).
-    """
-    if chosen is None:
+def probabilities(scores: Mapping[str, float]) -> dict[str, float]:
+    """A decision's scores as probabilities over its candidate concepts (normalised; the
+    selectors' scores already are, up to rounding); readings without probability are left out,
+    and a decision without any positive score says nothing."""
+    total = sum(v for v in scores.values() if v > 0)
+    if total <= 0:
         return {}
-    total = sum(scores.values())
-    if confidence >= config.confident or total <= 0 or len(scores) < 2:
-        return {chosen: 1.0}
-    if not document:
-        return {c: p / total for c, p in scores.items() if p > 0}
-    top = max(scores.get(chosen, 0.0), max(scores.values()))
-    return {c: (p / top) ** config.doc_softness for c, p in scores.items() if p > 0}
-
-
-def question_weights(concepts: Sequence[str], scores: Mapping[str, float] | None,
-                     chosen: str | None = None, confidence: float = 0.0,
-                     config: RetrievalConfig = DEFAULT) -> dict[str, float]:
-    """What one mention of a question looks for. Without a decision (``scores`` None: label
-    matching, or an unambiguous mention) every candidate alike, 1/n; else the decision's readings
-    (:func:`reading_weights`, question side)."""
-    if scores is None:
-        return {c: 1.0 / len(concepts) for c in concepts}
-    return reading_weights(scores, chosen, confidence, False, config)
+    return {c: v / total for c, v in scores.items() if v > 0}
 
 
 def focus_mentions(spans: Sequence[tuple[int, int]], focus: tuple[int, int] | None) -> set[int]:
@@ -187,38 +190,39 @@ def focus_mentions(spans: Sequence[tuple[int, int]], focus: tuple[int, int] | No
     return {i for i, f in fit.items() if f == best}
 
 
-@dataclass(frozen=True, slots=True)
-class _Decision:
-    scores: tuple[tuple[str, float], ...]   # concept → probability (summed over its senses)
-    chosen: str | None
-    confidence: float
-
-
 #: decisions never change under their IRI (a hash of selector, mention, candidates and context)
-DECISIONS: Table[str, _Decision] = Table("decision-scores", 50_000)
+DECISIONS: Table[str, Mapping[str, float]] = Table("decision-probabilities", 50_000)
 
 
-def _decision_weights(store: Store, decisions: set[str],
-                      config: RetrievalConfig) -> dict[str, dict[str, float]]:
-    """decision IRI → concept → how much a document annotation decided by it counts for the
-    concept (:func:`reading_weights`, document side)."""
+def decision_probabilities(store: Store, decisions: set[str]) -> dict[str, Mapping[str, float]]:
+    """decision IRI → concept → the probability the document's decision gives it
+    (:func:`probabilities`; scores summed per concept over its senses)."""
     cache = Derived.of(store).table(DECISIONS)
     known, todo = cache.split(decisions)
     missing = [NamedNode(d) for d in todo]
     if missing:
         scores: dict[str, dict[str, float]] = defaultdict(dict)
-        chosen: dict[str, str | None] = {}
-        confidence: dict[str, float] = {}
         for r in store.select("select-decision-scores", values=Values.column("decision", missing)):
             d, c = r["decision"].value, sys.intern(r["candConcept"].value)  # one row per candidate sense
             scores[d][c] = scores[d].get(c, 0.0) + float(r["score"].value)
-            chosen[d] = sys.intern(r["chosenConcept"].value) if "chosenConcept" in r else None
-            confidence[d] = float(r["confidence"].value)
-        for d in scores:
-            known[d] = _Decision(tuple(scores[d].items()), chosen[d], confidence[d])
+        for d in todo:
+            known[d] = MappingProxyType(probabilities(scores.get(d, {})))
             cache.put(d, known[d])
-    return {d: reading_weights(dict(x.scores), x.chosen, x.confidence, True, config)
-            for d, x in known.items()}
+    return known
+
+
+@dataclass(frozen=True, slots=True)
+class Term:
+    """What one query concept added to one document: ``counted`` = focus × idf ×
+    (weight × label + probability × agreement), the query concept's weight and probability
+    (expansion included) times the document's label and agreement evidence."""
+
+    concept: str
+    focus: float
+    idf: float
+    label: float        # the document's annotations of the concept, counted 1 each (1 + ln above 1)
+    agreement: float    # the same, each counted by its decision's probability of the concept
+    counted: float
 
 
 @dataclass(frozen=True, slots=True)
@@ -227,9 +231,9 @@ class Scores:
 
     #: the query concepts by IRI
     concepts: dict[str, QueryConcept]
-    #: what each matched concept added: (concept, focus factor, idf, document weight, counted)
-    terms: dict[str, list[tuple[str, float, float, float, float]]]
-    #: concept → annotation → how much it counted (0: its decision chose another reading)
+    #: what each matched concept added
+    terms: dict[str, list[Term]]
+    #: concept → annotation → the probability its decision gives the concept (1: undecided)
     readings: dict[str, dict[str, dict[str, float]]]
     #: concept → the annotations that counted
     hits: dict[str, dict[str, list[str]]]
@@ -238,64 +242,70 @@ class Scores:
         """The sum of the document's contributions (in their order)."""
         s = 0.0
         for term in self.terms.get(doc, ()):
-            s += term[4]
+            s += term.counted
         return s
 
     def contributions(self, doc: str) -> tuple[Contribution, ...]:
         out = []
-        for c, focus, idf, doc_w, counted in self.terms.get(doc, ()):
-            qc = self.concepts[c]
+        for t in self.terms.get(doc, ()):
+            qc = self.concepts[t.concept]
             src = qc.source or qc
-            out.append(Contribution(src.iri, c, qc.relation, src.weight, qc.expansion_weight, focus, idf,
-                                    doc_w, len(self.readings[doc][c]), counted))
+            out.append(Contribution(src.iri, t.concept, qc.relation, src.weight, src.probability,
+                                    qc.expansion_weight, t.focus, t.idf, t.label, t.agreement,
+                                    len(self.readings[doc][t.concept]), t.counted))
         return tuple(out)
 
 
+def _tf(values: Iterable[float]) -> float:
+    """Evidence summed over a document's annotations, sublinear above 1 (1 + ln)."""
+    tf = sum(values)
+    return tf if tf <= 1 else 1.0 + math.log(tf)
+
+
 def score(store: Store, concepts: Sequence[QueryConcept], config: RetrievalConfig = DEFAULT) -> Scores:
-    """Every document meeting the query concepts, with what each concept added to its score:
-    ``weight`` (question weight × expansion weight) × focus boost × rarity (idf) × the document's
-    readings of the concept (summed over its annotations, ``1 + ln`` above 1)."""
+    """Every document meeting the query concepts, with what each concept added to its score
+    (:class:`Term`): focus boost × rarity (idf) × (label weight × the document's annotations of
+    the concept + probability × the same annotations weighed by their decisions' probability of
+    it). ``config.match`` ``label`` leaves the second term out."""
     weight = {c.iri: c for c in concepts}
     rows = store.select("select-documents-by-candidate",
                         values=Values.column("concept", [NamedNode(c) for c in weight]))
     n_rows = store.select("select-document-count")
     total = int(n_rows[0]["n"].value) if n_rows else 0
-    agreement = config.match == "agreement"
-    dec_weights = (_decision_weights(store, {r["dec"].value for r in rows if "dec" in r}, config)
-                   if agreement else {})
+    fused = config.match == "fused"
+    probs = (decision_probabilities(store, {r["dec"].value for r in rows if "dec" in r})
+             if fused else {})
     df: dict[str, set[str]] = defaultdict(set)
     hits: dict[str, dict[str, list[str]]] = defaultdict(lambda: defaultdict(list))  # doc → concept → annotations
-    tfw: dict[str, dict[str, dict[str, float]]] = defaultdict(lambda: defaultdict(dict))
+    agree: dict[str, dict[str, dict[str, float]]] = defaultdict(lambda: defaultdict(dict))
     for r in rows:
         c, d, ann = r["concept"].value, r["doc"].value, r["ann"].value
-        w = 1.0
-        if agreement and "dec" in r:
-            w = dec_weights.get(r["dec"].value, {}).get(c, 0.0)
+        p = probs.get(r["dec"].value, {}).get(c, 0.0) if fused and "dec" in r else 1.0
         df[c].add(d)
-        tfw[d][c][ann] = max(tfw[d][c].get(ann, 0.0), w)
-        if w > 0:
+        if ann not in agree[d][c]:
             hits[d][c].append(ann)
-    terms: dict[str, list[tuple[str, float, float, float, float]]] = {}
+        agree[d][c][ann] = max(agree[d][c].get(ann, 0.0), p)
+    terms: dict[str, list[Term]] = {}
     for d, per_concept in hits.items():
         out = terms[d] = []
-        for c in per_concept:
+        for c, anns in per_concept.items():
             qc = weight[c]
             idf = math.log(1.0 + total / max(1, len(df[c])))
-            tf = sum(tfw[d][c].values())
             focus = config.focus_boost if qc.focus else 1.0
-            doc_w = tf if tf <= 1 else 1.0 + math.log(tf)
-            out.append((c, focus, idf, doc_w, qc.weight * focus * idf * doc_w))
-    return Scores(weight, terms, {d: dict(v) for d, v in tfw.items()},
+            label = _tf(1.0 for _ in anns)
+            agreement = _tf(agree[d][c].values()) if fused else 0.0
+            probability = qc.probability if fused else 0.0
+            out.append(Term(c, focus, idf, label, agreement,
+                            focus * idf * (qc.weight * label + probability * agreement)))
+    return Scores(weight, terms, {d: dict(v) for d, v in agree.items()},
                   {d: dict(v) for d, v in hits.items()})
 
 
 def rank(store: Store, concepts: list[QueryConcept], k: int, lang: str,
          config: RetrievalConfig = DEFAULT, exclude_ids: frozenset[str] = frozenset()) -> list[Result]:
     """The top ``k`` documents for weighted query concepts (:func:`score`), each with the
-    contributions its score sums. ``config.match``: ``candidate`` — a document annotation counts
-    for every concept among its candidates (label matching); ``agreement`` — for each candidate
-    concept with the weight the document's own decision gives it (:func:`reading_weights`). An
-    unambiguous annotation weighs 1."""
+    contributions its score sums (``config.match``: ``label`` — label matching alone; ``fused``
+    — label matching plus expected sense agreement)."""
     if not concepts or k <= 0:
         return []
     weight = {c.iri: c for c in concepts}

@@ -63,8 +63,10 @@ SCHEMAS: dict[str, Any] = {
         "decisions": {"type": "array", "items": _S},
         "contributions": {"type": "array", "description": "what the score sums, one per matched concept",
                           "items": _obj({"question_concept": _S, "document_concept": _S, "relation": _NS,
-                                         "question_weight": _N, "expansion_weight": _N, "focus_factor": _N,
-                                         "idf": _N, "document_weight": _N, "annotations": _I,
+                                         "question_weight": _N, "question_probability": _N,
+                                         "expansion_weight": _N, "focus_factor": _N,
+                                         "idf": _N, "document_weight": _N, "document_agreement": _N,
+                                         "annotations": _I,
                                          "counted": _N})},
     }, ("id", "iri", "score", "passage")),
     "Answer": _obj({

@@ -13,9 +13,7 @@ from pyoxigraph import NamedNode
 from kg_rag.api import KnowledgeGraph
 from kg_rag.errors import InputError
 from kg_rag.pipeline.ranking_config import (
-    CONFIDENT,
     DEFAULT,
-    DOC_SOFTNESS,
     EXPANSION,
     FOCUS_BOOST,
     SAME_MEANING,
@@ -35,8 +33,7 @@ def kg() -> KnowledgeGraph:
 def test_defaults_are_the_documented_constants() -> None:
     assert dict(DEFAULT.weights) == dict(EXPANSION)
     assert set(DEFAULT.same_meaning) == SAME_MEANING
-    assert (DEFAULT.focus_boost, DEFAULT.confident, DEFAULT.doc_softness, DEFAULT.match) == \
-        (FOCUS_BOOST, CONFIDENT, DOC_SOFTNESS, "agreement")
+    assert (DEFAULT.focus_boost, DEFAULT.match) == (FOCUS_BOOST, "fused")
     with pytest.raises(TypeError):
         EXPANSION["broader"] = 1.0  # type: ignore[index]
     with pytest.raises(dataclasses.FrozenInstanceError):
@@ -51,15 +48,14 @@ def test_version_hashes_every_parameter_and_nothing_else() -> None:
     assert shuffled == DEFAULT and shuffled.version == v
     variants = [DEFAULT.with_expansion({}), DEFAULT.with_expansion({**EXPANSION, "broader": 0.4}),
                 dataclasses.replace(DEFAULT, same_meaning=("exactMatch",)),
-                dataclasses.replace(DEFAULT, focus_boost=10.0), dataclasses.replace(DEFAULT, confident=0.6),
-                dataclasses.replace(DEFAULT, doc_softness=1.0), dataclasses.replace(DEFAULT, match="candidate")]
+                dataclasses.replace(DEFAULT, focus_boost=10.0), dataclasses.replace(DEFAULT, match="label")]
     versions = {c.version for c in variants}
     assert len(versions) == len(variants) and v not in versions
     assert dict(DEFAULT.with_expansion({}).weights) == {}
 
 
 @pytest.mark.parametrize("change", [
-    {"match": "body"}, {"focus_boost": -1.0}, {"confident": math.nan},
+    {"match": "body"}, {"match": "agreement"}, {"focus_boost": -1.0}, {"focus_boost": math.nan},
     {"expansion": (("broader", math.inf),)}, {"expansion": (("broader", "half"),)},
     {"expansion": (("broader", 0.5), ("broader", 0.4))},
 ])
@@ -76,7 +72,9 @@ def test_a_score_is_the_sum_of_its_contributions(kg: KnowledgeGraph) -> None:
         assert r.contributions
         total = 0.0
         for c in r.contributions:
-            assert c.counted == c.question_weight * c.expansion_weight * c.focus_factor * c.idf * c.document_weight
+            assert c.counted == pytest.approx(c.focus_factor * c.idf * c.expansion_weight * (
+                c.question_weight * c.document_weight + c.question_probability * c.document_agreement))
+            assert 0 <= c.question_probability <= 1 and 0 <= c.document_agreement <= c.document_weight
             assert c.annotations >= 1 and c.idf > 0
             assert (c.relation is None) == (c.question_concept == c.document_concept)
             relations.add(c.relation)
@@ -109,9 +107,9 @@ def test_ask_records_its_parameters_with_the_question(kg: KnowledgeGraph) -> Non
     assert len(scalars) == 1
     s = scalars[0]
     expected = DEFAULT.with_expansion({"broader": 0.25})
-    assert s["version"] == expected.version and s["match"] == "agreement" and s["wsd"] == a.wsd
+    assert s["version"] == expected.version and s["match"] == "fused" and s["wsd"] == a.wsd
     assert (s["k"], s["focusStart"], s["focusEnd"]) == ("5", "17", "22")
-    assert float(s["focusBoost"]) == FOCUS_BOOST and float(s["softness"]) == DOC_SOFTNESS
+    assert float(s["focusBoost"]) == FOCUS_BOOST
     assert [(r["relation"], float(r["weight"])) for r in rows if "relation" in r] == [("broader", 0.25)]
     assert sorted(r["sameMeaning"] for r in rows if "sameMeaning" in r) == sorted(SAME_MEANING)
     conforms, report = validate(kg.store)
@@ -125,8 +123,8 @@ def test_ask_records_its_parameters_with_the_question(kg: KnowledgeGraph) -> Non
     assert len([r for r in rows if "relation" in r]) == len(EXPANSION)
 
 
-def test_label_matching_is_recorded_as_candidate_matching(kg: KnowledgeGraph) -> None:
+def test_label_matching_is_recorded_as_label_matching(kg: KnowledgeGraph) -> None:
     a = kg.ask(BRANCHES[0], lang="he", wsd="none")
     (s,) = [r for r in _recorded(kg, a.question_iri) if "version" in r]
-    assert (s["match"], s["wsd"]) == ("candidate", "none")
-    assert s["version"] == dataclasses.replace(DEFAULT, match="candidate").version
+    assert (s["match"], s["wsd"]) == ("label", "none")
+    assert s["version"] == dataclasses.replace(DEFAULT, match="label").version

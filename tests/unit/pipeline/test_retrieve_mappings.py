@@ -67,8 +67,8 @@ def test_exact_match_reaches_the_other_scheme(tmp_path: Path, mapped: bool) -> N
 
 def test_mappings_are_symmetric_and_inverse(tmp_path: Path) -> None:
     kg = _kg(tmp_path, mapped=True)
-    out = {c.iri: c for c in expand(kg.store, [QueryConcept(B + "leuchtturm", 1.0, True)])}
+    out = {c.iri: c for c in expand(kg.store, [QueryConcept(B + "leuchtturm", 1.0, focus=True)])}
     assert out[A + "lighthouse"].weight == EXPANSION["exactMatch"] and out[A + "lighthouse"].focus
-    out = {c.iri: c for c in expand(kg.store, [QueryConcept(B + "seezeichen", 1.0, True)])}
+    out = {c.iri: c for c in expand(kg.store, [QueryConcept(B + "seezeichen", 1.0, focus=True)])}
     # b:seezeichen is the broad match of a:lighthouse, so a:lighthouse is its narrow match
     assert out[A + "lighthouse"].weight == EXPANSION["narrowMatch"] and not out[A + "lighthouse"].focus

@@ -1,47 +1,52 @@
-"""How a decision's readings weigh in retrieval (question side and document side)."""
+"""How decisions weigh in retrieval: probabilities on both sides, label matching always counted."""
 
 from __future__ import annotations
 
-import math
-
 import pytest
 
-from kg_rag.pipeline.ranking_config import CONFIDENT, DOC_SOFTNESS
-from kg_rag.pipeline.retrieve import reading_weights
+from kg_rag.model import Agent, Candidate, Mention, Selection
+from kg_rag.pipeline.retrieve import mention_reading, probabilities
 
 SCORES = {"a": 0.5, "b": 0.3, "c": 0.2}
 
 
-def test_confident_decision_counts_only_its_choice() -> None:
-    for document in (True, False):
-        assert reading_weights(SCORES, "a", CONFIDENT, document) == {"a": 1.0}
-        assert reading_weights(SCORES, "a", 0.9, document) == {"a": 1.0}
+def test_scores_become_probabilities() -> None:
+    assert probabilities(SCORES) == pytest.approx(SCORES)
+    assert probabilities({"a": 2.0, "b": 2.0}) == {"a": 0.5, "b": 0.5}
+    # readings without probability are left out; a decision without any positive score says nothing
+    assert probabilities({"a": 0.7, "b": 0.0}) == {"a": 1.0}
+    assert probabilities({"a": 0.0}) == {} and probabilities({}) == {}
 
 
-def test_unsure_question_spreads_one_unit_over_its_readings() -> None:
-    w = reading_weights(SCORES, "a", 0.2, document=False)
-    assert w == pytest.approx({"a": 0.5, "b": 0.3, "c": 0.2})
-    assert sum(w.values()) == pytest.approx(1.0)
-    # unnormalised scores are normalised
-    assert reading_weights({"a": 2.0, "b": 2.0}, "a", 0.0, document=False) == {"a": 0.5, "b": 0.5}
+def _mention(*concepts: str) -> Mention:
+    return Mention(0, 4, "bank", "en", tuple(Candidate(c, f"{c}-sense") for c in concepts))
 
 
-def test_unsure_document_counts_readings_relative_to_its_choice() -> None:
-    w = reading_weights(SCORES, "a", 0.2, document=True)
-    assert w["a"] == 1.0
-    assert w["b"] == pytest.approx((0.3 / 0.5) ** DOC_SOFTNESS)
-    assert w["c"] == pytest.approx((0.2 / 0.5) ** DOC_SOFTNESS)
-    assert w["a"] > w["b"] > w["c"] > 0
+def test_a_mention_looks_for_every_candidate_by_label_and_for_its_readings_by_probability() -> None:
+    m = _mention("a", "b", "c")
+    sel = Selection(tuple((f"{c}-sense", p) for c, p in SCORES.items()), Candidate("a", "a-sense"), 0.9,
+                    Agent("knowledge", "1"))
+    r = mention_reading(m, sel, "urn:decision", label_matching=False)
+    assert r.weights == pytest.approx({"a": 1 / 3, "b": 1 / 3, "c": 1 / 3})
+    # a confident decision keeps its probabilities: the other readings still count a little
+    assert r.probabilities == pytest.approx(SCORES)
+    # label matching: no probabilities at all
+    assert mention_reading(m, sel, None, label_matching=True).probabilities == {}
+    # nobody decided: label matching only, never nothing
+    undecided = mention_reading(m, None, None, label_matching=False)
+    assert undecided.probabilities == {} and sum(undecided.weights.values()) == pytest.approx(1.0)
+    # an unambiguous mention means its one concept
+    assert mention_reading(_mention("x"), None, None, label_matching=False).probabilities == {"x": 1.0}
 
 
-def test_readings_without_probability_and_unresolved_decisions_count_nothing() -> None:
-    assert reading_weights({"a": 0.7, "b": 0.0}, "a", 0.1, document=True) == {"a": 1.0}
-    assert reading_weights(SCORES, None, 0.1, document=True) == {}
-    assert reading_weights({}, "a", 0.1, document=False) == {"a": 1.0}
-    assert all(math.isfinite(v) for v in reading_weights(SCORES, "c", 0.0, document=True).values())
+def test_senses_of_one_concept_add_up() -> None:
+    m = Mention(0, 4, "bank", "en", (Candidate("a", "s1"), Candidate("a", "s2"), Candidate("b", "s3")))
+    sel = Selection((("s1", 0.25), ("s2", 0.25), ("s3", 0.5)), Candidate("b", "s3"), 0.4, Agent("knowledge", "1"))
+    r = mention_reading(m, sel, None, label_matching=False)
+    assert r.probabilities == pytest.approx({"a": 0.5, "b": 0.5})
+    assert r.weights == pytest.approx({"a": 0.5, "b": 0.5})
 
 
-def test_focus_selects_the_mention_that_matches_the_span_best() -> None:
     from kg_rag.pipeline.retrieve import focus_mentions
 
     spans = [(4, 11), (4, 8), (12, 14)]          # "made up", nested "made", "of"

@@ -156,10 +156,8 @@ def test_knowledge_base_is_cached_on_disk(store: EmbeddedStore, monkeypatch: pyt
 
 def test_confidence_is_calibrated_to_the_dictionary(store: EmbeddedStore) -> None:
     """A small dictionary's confidence is the margin between the two best readings; on a
-    WordNet-scale one (``informed``) the squared margin, so retrieval trusts only wider margins."""
+    WordNet-scale one (``informed``) the squared margin (retrieval uses the scores, not this)."""
     from dataclasses import replace
-
-    from kg_rag.pipeline.retrieve import reading_weights
 
     money = _mention("money", "en", (Candidate(ILI + "i4", lemma="money", lang="en", rank=1),), 10)
     req = _request(store, "she lent money to the bank", "en", bank_candidates(), "bank", (money,))
@@ -175,8 +173,3 @@ def test_confidence_is_calibrated_to_the_dictionary(store: EmbeddedStore) -> Non
     big = sel.decide(req, replace(comp, informed=True))
     assert big.chosen == small.chosen and big.scores == small.scores
     assert big.confidence == pytest.approx(margin ** 2, abs=1e-5)
-    # what retrieval makes of it: a margin of 0.6 follows the choice alone in a small dictionary
-    # and counts every reading among WordNet candidates
-    scores = {"a": 0.8, "b": 0.2}
-    assert reading_weights(scores, "a", 0.6, document=True) == {"a": 1.0}
-    assert set(reading_weights(scores, "a", 0.6 ** wordnet_power, document=True)) == {"a", "b"}
