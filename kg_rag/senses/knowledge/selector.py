@@ -22,8 +22,9 @@ For each ambiguous mention:
   lemmas in all languages, translations and its graph neighbours' glosses.
 
 ``score = alpha * log prior + w_ppr * log p_ppr + w_lesk * lesk - w_case * mismatch
-+ w_frames * fit + w_pos * log p_pos``; the scores returned are the softmax of that, the
-confidence is the margin between the two best — calibrated to the dictionary (among WordNet
++ w_frames * fit + w_pos * log p_pos``; the scores returned are the softmax of that times the
+``sharpness`` of the regime (an inverse temperature fitted for calibration; it never changes the
+choice), the confidence is the margin between the two best — calibrated to the dictionary (among WordNet
 candidates of a WordNet-scale store, the squared margin). The weights are per regime (English;
 outside English with a flat or an English-frequency prior) and, with every other constant, live
 in one :class:`~kg_rag.senses.knowledge.config.KnowledgeSelectorConfig`, whose hash is the
@@ -160,7 +161,7 @@ class KnowledgeSelector:
         w = self.config.weights_of(comp.regime)
         total = combine(comp, w, self.config.ppr_smoothing)
         m = float(total.max())
-        p = np.exp(total - m)
+        p = np.exp(w.sharpness * (total - m))  # calibrated probabilities (Weights.sharpness)
         p /= p.sum()
         # ties go to the lower sense rank
         best = min(range(len(cands)), key=lambda i: (-round(float(total[i]), 9), comp.ranks[i], i))

@@ -173,3 +173,27 @@ def test_confidence_is_calibrated_to_the_dictionary(store: EmbeddedStore) -> Non
     big = sel.decide(req, replace(comp, informed=True))
     assert big.chosen == small.chosen and big.scores == small.scores
     assert big.confidence == pytest.approx(margin ** 2, abs=1e-5)
+
+
+def test_sharpness_tempers_the_probabilities_not_the_choice(store: EmbeddedStore) -> None:
+    """``Weights.sharpness`` is an inverse softmax temperature: each probability becomes
+    ``p ** s`` renormalised — flatter below 1 — and the chosen sense stays the same."""
+    import math
+    from dataclasses import replace
+
+    money = _mention("money", "en", (Candidate(ILI + "i4", lemma="money", lang="en", rank=1),), 10)
+    req = _request(store, "she lent money to the bank", "en", bank_candidates(), "bank", (money,))
+    sharp = KnowledgeSelector(store)
+    cfg = sharp.config
+    soft = KnowledgeSelector(store, replace(cfg, english=replace(cfg.english, sharpness=0.25)))
+    assert soft.agent.version != sharp.agent.version  # another calibration is another agent
+    [comp] = sharp.components([req])
+    a, b = sharp.decide(req, comp), soft.decide(req, comp)
+    assert a.chosen == b.chosen
+    pa, pb = dict(a.scores), dict(b.scores)
+    assert max(pb.values()) < max(pa.values())
+    z = sum(v ** 0.25 for v in pa.values())
+    for k, v in pa.items():
+        assert pb[k] == pytest.approx(v ** 0.25 / z, abs=1e-4)
+    assert math.isclose(sum(pb.values()), 1.0, abs_tol=1e-4)
+
