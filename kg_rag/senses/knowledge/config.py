@@ -84,6 +84,10 @@ class KnowledgeSelectorConfig:
     #: mentions outside English with a WordNet-scale dictionary (an English-frequency estimate):
     #: the prior decides, the gloss overlap breaks near-ties
     xl_freq: Weights = Weights(alpha=3.0, ppr=0.0, lesk=0.005)
+    #: readings of a dictionary whose senses point at no concept (no graph, no sense order:
+    #: :mod:`kg_rag.senses.knowledge.dictionary`): the prior is the length of a sense's entry,
+    #: the part of speech from the word's affixes; chosen on hebrew-homographs-dev (README)
+    dictionary: Weights = Weights(alpha=1.0, ppr=0.0, lesk=0.01, pos=2.0)
     #: PageRank damping (probability of following an edge rather than teleporting to the seeds)
     damping: float = 0.85
     #: power iterations of (personalised) PageRank
@@ -113,11 +117,13 @@ class KnowledgeSelectorConfig:
     prior: PriorConfig = field(default_factory=PriorConfig)
 
     def weights_of(self, regime: str) -> Weights:
-        """The weights of ``regime``: ``"xl"``, ``"xl-freq"``, anything else English."""
+        """The weights of ``regime``: ``"xl"``, ``"xl-freq"``, ``"dictionary"``, anything else English."""
         if regime == "xl":
             return self.xl
         if regime == "xl-freq":
             return self.xl_freq
+        if regime == "dictionary":
+            return self.dictionary
         return self.english
 
     def margin_power(self, wordnet_scale: bool) -> float:
