@@ -86,8 +86,9 @@ class KnowledgeSelectorConfig:
     xl_freq: Weights = Weights(alpha=3.0, ppr=0.0, lesk=0.005)
     #: readings of a dictionary whose senses point at no concept (no graph, no sense order:
     #: :mod:`kg_rag.senses.knowledge.dictionary`): the prior is the length of a sense's entry,
-    #: the part of speech from the word's affixes; chosen on hebrew-homographs-dev (README)
-    dictionary: Weights = Weights(alpha=1.0, ppr=0.0, lesk=0.01, pos=2.0)
+    #: the part of speech from the word's affixes and neighbours; chosen on hebrew-homographs-dev
+    #: (README, Evaluation: alpha 0.5/1/2, pos 1/2, lesk 0/0.03/0.1/0.3)
+    dictionary: Weights = Weights(alpha=1.0, ppr=0.0, lesk=0.1, pos=2.0)
     #: PageRank damping (probability of following an edge rather than teleporting to the seeds)
     damping: float = 0.85
     #: power iterations of (personalised) PageRank

@@ -12,8 +12,9 @@ the dictionary's own text, so the knowledge selector weighs it in its own regime
 * **part of speech** — candidates of several parts of speech (a noun and a verb spelt alike) are
   told apart by the word's affixes (:func:`hebrew_pos_scores`, Hebrew only: other languages get
   no such signal yet);
-* **gloss overlap** — as for every reading (the selector's Lesk, with the context words'
-  English lemmas reached through the wordnets).
+* **gloss overlap** — as for every reading (the selector's Lesk: the context words' English
+  lemmas reached through the wordnets, a Hebrew WordNet lemma → its ILI concept → the
+  concept's English lemmas, against the sense's definitions, notes and label).
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ KINDS = ("noun", "verb", "adjective", "other")
 _IMPERFECT = "יתאנ"          # preformatives of the prefix conjugation
 _PROCLITICS = ("", "ש", "ה", "ב", "כ", "ל", "מ")
 #: plural endings, and the possessive suffixes of nouns (``י`` my, ``יו`` his, ``יהם`` their, …)
+_OBJECT_PRONOUNS = frozenset("לו לה לך לי להם להן לנו לכם בו בה בם בי".split())
 _NOUN_SUFFIXES = frozenset("ים ות י יו יה יך יכם יהם ינו ותי ותיו ותם".split())
 
 
@@ -58,9 +60,22 @@ def _kind(pos: str | None) -> str:
     return p if p in ("noun", "verb") else "other"
 
 
-def hebrew_pos_scores(word: str, lemma: str, cues: PosCues) -> dict[str, float]:
+def hebrew_pos_scores(word: str, lemma: str, cues: PosCues, before: str | None = None,
+                      after: str | None = None) -> dict[str, float]:
     """Log-odds per part of speech of the Hebrew ``word`` read as ``lemma``, from its affixes
-    (set by hand from Hebrew grammar; strengths :class:`PosCues`):
+    and the words around it (``before`` / ``after``: the previous / next word, "" at the edge
+    of the text, None when unknown); set by hand from Hebrew grammar, strengths
+    :class:`PosCues`. The words around:
+
+    * the object marker ``את`` / ``ואת`` before: noun, strong; ``כל`` / ``וכל`` (all) before:
+      noun, medium;
+    * a negation (``לא``, ``ולא``) before: verb, medium; ``אשר`` (which), ``כי`` (that),
+      ``אם`` (if) before: verb, weak; the first word of a clause (verb-first word order): verb,
+      weak;
+    * ``את`` after (verb + object) or a pronoun with ``ל`` / ``ב`` after (``לו``, ``להם``,
+      ``בם``): verb, weak (``את``: medium).
+
+    The affixes:
 
     * ``ו`` + ``י ת א נ`` before the lemma (the narrative past, *wayyiqtol*): verb, strong;
     * ``י ת א נ`` right before the lemma, after at most one proclitic: verb, medium;
@@ -72,6 +87,20 @@ def hebrew_pos_scores(word: str, lemma: str, cues: PosCues) -> dict[str, float]:
       ``ני`` after it: verb, medium; ``ו`` alone (they did / will do): verb, weak.
     """
     score = dict.fromkeys(KINDS, 0.0)
+    if before is not None:
+        if before in ("את", "ואת"):
+            score["noun"] += cues.strong
+        elif before in ("כל", "וכל"):
+            score["noun"] += cues.medium
+        elif before in ("לא", "ולא"):
+            score["verb"] += cues.medium
+        elif before in ("אשר", "כי", "אם", ""):
+            score["verb"] += cues.weak
+    if after is not None:
+        if after == "את":
+            score["verb"] += cues.medium
+        elif after in _OBJECT_PRONOUNS:
+            score["verb"] += cues.weak
     split = split_affixes(match_key(word), match_key(lemma))
     if split is None:
         return score
@@ -103,9 +132,15 @@ def pos_fit(req: SelectionRequest, cues: PosCues) -> list[float] | None:
     kinds = {_kind(c.pos) for c in cands}
     if len(kinds) < 2 or base_language(req.mention.lang) != "he":
         return None
+    ctx, m = req.context, req.mention
+    inside = 0 <= m.start <= m.end <= len(ctx) and ctx[m.start:m.end] == m.text
+    left = ctx[:m.start].split() if inside else None
+    right = ctx[m.end:].split() if inside else None
+    before = None if left is None else match_key(left[-1]) if left else ""
+    after = None if right is None else match_key(right[0]) if right else ""
     out = []
     for c in cands:
-        score = hebrew_pos_scores(req.mention.text, c.lemma or req.mention.text, cues)
+        score = hebrew_pos_scores(m.text, c.lemma or m.text, cues, before, after)
         z = math.log(sum(math.exp(score[k]) for k in kinds))
         out.append(score[_kind(c.pos)] - z)
     return out
