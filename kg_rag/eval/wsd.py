@@ -189,6 +189,12 @@ class SenseKeys:
             keys |= self.identifiers.get(cand.sense, set())
         return keys
 
+    def answer_key(self, cand: Candidate) -> str:
+        """The key written for a chosen candidate: its sense key, ILI id or (first)
+        ``dct:identifier``, else its IRI."""
+        ids = sorted(self.identifiers.get(cand.sense, ())) if cand.sense else []
+        return cand.sense_key or cand.ili or (ids[0] if ids else cand.id)
+
     def load_identifiers(self, senses: Sequence[str]) -> None:
         """The dct:identifier of each sense (batched queries of 400)."""
         todo = [s for s in dict.fromkeys(senses) if s not in self.identifiers]
@@ -290,7 +296,7 @@ def _run(name: str, select: Callable[[Sequence[SelectionRequest]], list[Selectio
                 res.calibration.add(sel.scores, [c.id for c in cands],
                                     [bool(senses.keys_of(c) & gold_keys) for c in cands],
                                     sel.chosen.id, sel.confidence, ok)
-            res.answers[iid] = sel.chosen.sense_key or sel.chosen.ili or sel.chosen.id
+            res.answers[iid] = senses.answer_key(sel.chosen)
         if progress:
             progress(len(items))
     return res
