@@ -89,6 +89,7 @@ def test_report_scores_a_set_with_its_own_dictionary(tmp_path: Path) -> None:
     graph = lexicon_graph("hebrew-homographs-dev")
     assert "WSD on tiny (lang en)" in wsd and "WSD on sense-only-he (lang he)" in wsd
     assert f"candidates only from the source {graph}" in wsd
-    assert "| knowledge | 100.0 | 100.0 | 100.0 | 2/2 |" in wsd  # the noun and the verb, by POS cues
+    # the noun and the verb, by POS cues; gold keys by skos:notation and dc:identifier
+    assert "| knowledge | 100.0 | 100.0 | 100.0 | 2/2 |" in wsd
     with EmbeddedStore(store) as s:
         assert graph in {r.graph for r in list_sources(s)}
