@@ -9,6 +9,7 @@ the store as it was.
     load_file(store, path) -> LoadReport       # replaces the source if it was loaded before
     drop_source(store, graph_iri)
     list_sources(store) -> [SourceRecord]
+    resolve_source(store, name) -> SourceRecord   # by graph IRI or file name
 """
 
 from __future__ import annotations
@@ -27,7 +28,14 @@ from kg_rag.errors import LoadError, StoreError
 from kg_rag.namespaces import ID
 from kg_rag.store import Store
 from loaders import cntlist, rdf, wnlmf
-from loaders.catalog import SourceRecord, drop_source, list_sources, now, write_record
+from loaders.catalog import (
+    SourceRecord,
+    drop_source,
+    list_sources,
+    now,
+    resolve_source,
+    write_record,
+)
 from loaders.common import Parsed, peek
 from loaders.iris import source_graph_iri
 
@@ -156,5 +164,6 @@ def load_file(store: Store, path: Path | str, fmt: str = "auto", graph: str | No
 
 
 __all__ = ["FORMATS", "MAPPING_VERSIONS", "LoadReport", "detect_format", "drop_source", "list_sources",
+           "resolve_source",
            "load_file", "mapping_version", "stale",
            "parse_file"]

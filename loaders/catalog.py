@@ -12,7 +12,7 @@ from datetime import datetime, timezone
 
 from pyoxigraph import Literal, NamedNode, Quad
 
-from kg_rag.errors import NotFoundError
+from kg_rag.errors import InputError, NotFoundError
 from kg_rag.namespaces import DCAT, DCT, ID, KGR, PROV, RDF, VOID, XSD
 from kg_rag.store import Change, Store
 
@@ -79,6 +79,29 @@ def drop_source(store: Store, graph: str) -> None:
         raise NotFoundError(f"no loaded source {graph} in the catalog; `kg-rag sources` lists them")
     store.apply(Change(drop_graphs=[g], delete=record))
     log.info("dropped source %s", graph)
+
+
+def resolve_source(store: Store, name: str) -> SourceRecord:
+    """The loaded source ``name`` names: its graph IRI (``<…>`` or bare), its file name
+    (``lexicon.ttl``, as ``kg-rag sources`` lists it) or that name without its suffixes
+    (``lexicon``). InputError when none or several match."""
+    want = name.strip()
+    if want.startswith("<") and want.endswith(">"):
+        want = want[1:-1]
+    if not want:
+        raise InputError("the source name is empty; `kg-rag sources` lists the loaded sources")
+    records = list_sources(store)
+    for rec in records:
+        if rec.graph == want:
+            return rec
+    found = [r for r in records if want in (r.title, r.title.split(".", 1)[0])]
+    if len(found) == 1:
+        return found[0]
+    if found:
+        raise InputError(f"{len(found)} loaded sources are named {name!r} "
+                         f"({', '.join(r.graph for r in found)}); give the graph IRI")
+    raise InputError(f"no loaded source {name!r} (graph IRI or file name); "
+                     f"`kg-rag sources` lists them")
 
 
 def list_sources(store: Store) -> list[SourceRecord]:

@@ -137,15 +137,17 @@ class LexiconAnnotator:
         return tuple(sorted((c for c in cands.values() if c.sense is not None or c.concept not in by_sense),
                             key=sort_key))
 
-    def candidates_for_lemma(self, lemma: str, lang: str, pos: str | None = None) -> tuple[Candidate, ...]:
-        """The dictionary senses of ``lemma`` in the lexicons of ``lang`` (one query)."""
+    def candidates_for_lemma(self, lemma: str, lang: str, pos: str | None = None,
+                             graph: str | None = None) -> tuple[Candidate, ...]:
+        """The dictionary senses of ``lemma`` in the lexicons of ``lang`` (one query); ``graph``:
+        only in the source loaded into that named graph."""
         code = check_language(lang)
         pos_name = check_pos(pos)
         key = match_key(lemma)
         if not key:
             raise InputError("the lemma is empty")
         out = []
-        for r in lemma_readings(self.store, key, code):
+        for r in lemma_readings(self.store, key, code, graph):
             if pos_name is not None and r.pos is not None and r.pos != pos_name:
                 continue
             out.append(r.candidate(code, "lemma", lemma))

@@ -126,10 +126,12 @@ def readings_of(store: Store, targets: Sequence[str], lang: str) -> dict[str, tu
     return {t: _dedupe(rs) for t, rs in out.items()}
 
 
-def lemma_readings(store: Store, key: str, lang: str) -> tuple[Reading, ...]:
-    """Readings of the entries whose match key is ``key`` in ``lang`` (one query)."""
+def lemma_readings(store: Store, key: str, lang: str, graph: str | None = None) -> tuple[Reading, ...]:
+    """Readings of the entries whose match key is ``key`` in ``lang`` (one query); ``graph``:
+    only those of the source loaded into that named graph."""
     rows = store.select("select-lemma-candidates", bind={"key": Literal(key, language=lang)})
-    return _dedupe(_reading(r, r["entry"].value) for r in rows)
+    return _dedupe(_reading(r, r["entry"].value) for r in rows
+                   if graph is None or r["g"].value == graph)
 
 
 __all__ = ["BATCH", "POS_ALIASES", "Reading", "check_pos", "lemma_readings", "readings_of",

@@ -30,6 +30,9 @@ def _register_wsd(sub: argparse._SubParsersAction) -> None:  # type: ignore[type
     p.add_argument("--any-pos", action="store_true",
                    help="ignore the corpus' parts of speech: candidates of every part of speech, "
                         "as the product annotates raw text")
+    p.add_argument("--lexicon", metavar="SOURCE",
+                   help="candidates only from this loaded source (graph IRI or file name, as "
+                        "`kg-rag sources` lists it); the rest of the store still serves as knowledge")
     p.add_argument("--json", action="store_true", help="machine-readable report")
     p.set_defaults(func=cmd_wsd)
 
@@ -63,7 +66,7 @@ def cmd_wsd(args: argparse.Namespace) -> int:
             n = len(read_corpus(args.data).instances)
             bar = tqdm(total=n, unit="inst", file=sys.stderr, desc="eval wsd", leave=False)
         report = evaluate(kg.store, selector, args.data, args.gold, lang=args.lang, window=args.window,
-                          predictions=args.predictions, any_pos=args.any_pos,
+                          predictions=args.predictions, any_pos=args.any_pos, lexicon=args.lexicon,
                           progress=(lambda k: bar.update(k)) if bar is not None else None)
         if bar is not None:
             bar.close()

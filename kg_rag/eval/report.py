@@ -43,6 +43,23 @@ DEV_SETS: tuple[tuple[str, str, str, tuple[str, ...]], ...] = (
      ("english-wordnet-2025.xml.gz", "omw-fr-2.0.xml.gz")),
 )
 
+#: sets whose sense inventory is a dictionary of their own (``lexicon.ttl`` beside the corpus):
+#: it is loaded into its own graph (:func:`lexicon_graph`) and is the only source of candidates
+#: (``eval wsd --lexicon``), the wordnets serve as knowledge.
+#: (name, folder under wsd/, corpus stem, language, wordnet files it needs)
+LEXICON_SETS: tuple[tuple[str, str, str, str, tuple[str, ...]], ...] = (
+    ("hebrew-homographs-dev", "hebrew-homographs-dev", "items", "he",
+     ("english-wordnet-2025.xml.gz", "omw-he-2.0.xml.gz")),
+)
+
+
+def lexicon_graph(name: str) -> str:
+    """The graph of a :data:`LEXICON_SETS` set's dictionary (every set's file is ``lexicon.ttl``,
+    so its default graph would be shared)."""
+    from kg_rag.namespaces import ID
+
+    return f"{ID}source/{name}-lexicon"
+
 
 def _row(r: SystemResult) -> str:
     t = r.total
@@ -176,6 +193,16 @@ def _ensure_loaded(store: Store, wordnet: Path, files: tuple[str, ...]) -> None:
             load_file(store, wordnet / f)
 
 
+def _ensure_lexicon(store: Store, path: Path, graph: str) -> None:
+    """Load a set's own dictionary into ``graph`` unless it is there (and not stale)."""
+    from loaders import list_sources, load_file, stale
+
+    rec = {r.graph: r for r in list_sources(store)}.get(graph)
+    if rec is None or stale(rec):
+        print(f"loading {path} into the evaluation store as {graph}", file=sys.stderr)
+        load_file(store, path, graph=graph)
+
+
 def _retrieval(store: Store, shared: Path) -> list[tuple[str, RetrievalReport]]:
     """Every BEIR folder under ``shared/retrieval`` with label matching, the selectors and BM25
     (OEWN for the English sets, OMW Spanish and French for the cross-lingual queries)."""
@@ -222,12 +249,22 @@ def main(argv: list[str] | None = None) -> int:
             present = [d for d in DEV_SETS if (wsd_dir / f"{d[1]}.data.xml").is_file()]
             # every lexicon first: the selector's concept graph is built once, from the store
             # as it is when it first decides (else a first run scores es/fr without their OMW)
+            own = [d for d in LEXICON_SETS if (wsd_dir / d[1] / f"{d[2]}.data.xml").is_file()
+                   and all((shared / "wordnet" / f).is_file() for f in d[4])]
             for *_, files in present:
                 _ensure_loaded(store, shared / "wordnet", files)
+            for name, folder, _, _, files in own:
+                _ensure_loaded(store, shared / "wordnet", files)
+                _ensure_lexicon(store, wsd_dir / folder / "lexicon.ttl", lexicon_graph(name))
             selector = KnowledgeSelector(store)
-            for name, stem, lang, _ in present:
-                data, gold = wsd_dir / f"{stem}.data.xml", wsd_dir / f"{stem}.gold.key.txt"
-                rep = evaluate(store, selector, data, gold, lang=lang)
+            runs: list[tuple[str, Path, str, str | None]] = [
+                (name, wsd_dir / stem, lang, None) for name, stem, lang, _ in present]
+            runs += [(name, wsd_dir / folder / stem, lang, lexicon_graph(name))
+                     for name, folder, stem, lang, _ in own]
+            for name, base, lang, lexicon in runs:
+                data = base.parent / f"{base.name}.data.xml"
+                gold = base.parent / f"{base.name}.gold.key.txt"
+                rep = evaluate(store, selector, data, gold, lang=lang, lexicon=lexicon)
                 reports.append((name, rep))
                 print(wsd_table(rep) + "\n")
             retrieval = _retrieval(store, shared)

@@ -149,12 +149,15 @@ class WsdReport:
 
 class Candidates:
     """Candidates of an instance: the senses of its lemma in the evaluation language's lexicons
-    (``LexiconAnnotator.candidates_for_lemma``), filtered by the corpus' part of speech; cached."""
+    (``LexiconAnnotator.candidates_for_lemma``), filtered by the corpus' part of speech; cached.
+    ``graph``: only the senses of the source loaded into that named graph (``--lexicon``); the
+    rest of the store still serves the selector as knowledge."""
 
-    def __init__(self, store: Store) -> None:
+    def __init__(self, store: Store, graph: str | None = None) -> None:
         from kg_rag.annotate import LexiconAnnotator
 
         self.annotator = LexiconAnnotator(store)
+        self.graph = graph
         self.problems: list[str] = []
         self._cache: dict[tuple[str, str, str | None], tuple[Candidate, ...]] = {}
 
@@ -165,7 +168,7 @@ class Candidates:
             wanted = POS_MAP.get(pos or "")
             try:
                 found = self.annotator.candidates_for_lemma(lemma.replace("_", " "), lang,
-                                                            wanted[0] if wanted else None)
+                                                            wanted[0] if wanted else None, self.graph)
             except InputError as e:  # an empty or odd lemma: no candidates, reported
                 self.problems.append(f"lemma {lemma!r}: {e}")
                 found = ()
@@ -187,6 +190,12 @@ class SenseKeys:
         if cand.sense:
             keys |= self.identifiers.get(cand.sense, set())
         return keys
+
+    def answer_key(self, cand: Candidate) -> str:
+        """The key written for a chosen candidate: its sense key, ILI id or (first)
+        ``dct:identifier``, else its IRI."""
+        ids = sorted(self.identifiers.get(cand.sense, ())) if cand.sense else []
+        return cand.sense_key or cand.ili or (ids[0] if ids else cand.id)
 
     def load_identifiers(self, senses: Sequence[str]) -> None:
         """The dct:identifier of each sense (batched queries of 400)."""
@@ -289,7 +298,7 @@ def _run(name: str, select: Callable[[Sequence[SelectionRequest]], list[Selectio
                 res.calibration.add(sel.scores, [c.id for c in cands],
                                     [bool(senses.keys_of(c) & gold_keys) for c in cands],
                                     sel.chosen.id, sel.confidence, ok)
-            res.answers[iid] = sel.chosen.sense_key or sel.chosen.ili or sel.chosen.id
+            res.answers[iid] = senses.answer_key(sel.chosen)
         if progress:
             progress(len(items))
     return res
@@ -298,22 +307,34 @@ def _run(name: str, select: Callable[[Sequence[SelectionRequest]], list[Selectio
 def evaluate(store: Store, selector: Any, data: str | Path, gold_path: str | Path,
              lang: str | None = None, window: int = 1, predictions: str | Path | None = None,
              lookup: CandidateLookup | None = None,
-             progress: Callable[[int], None] | None = None, any_pos: bool = False) -> WsdReport:
+             progress: Callable[[int], None] | None = None, any_pos: bool = False,
+             lexicon: str | None = None) -> WsdReport:
     """Run ``selector`` (and the first-sense and random baselines) on a corpus; never raises for
     one bad instance: problems are counted and listed in the report. ``any_pos``: candidates of
     the lemma in every part of speech, as the annotator gives them for raw text (the corpus' POS
-    still groups the scores)."""
+    still groups the scores). ``lexicon``: candidates only from this loaded source (graph IRI or
+    file name, :func:`loaders.catalog.resolve_source`; InputError when unknown)."""
     from kg_rag.pipeline.evidence import fetch_evidence
     from kg_rag.senses.baselines import FirstSenseSelector, RandomSelector
 
+    graph = None
+    if lexicon is not None:
+        from loaders.catalog import resolve_source
+
+        if lookup is not None:
+            raise InputError("give either a candidate lookup or a lexicon, not both")
+        graph = resolve_source(store, lexicon).graph
     corpus = read_corpus(data)
     gold = read_keys(gold_path)
     problems = list(corpus.problems)
+    if graph is not None:
+        problems.append(f"candidates only from the source {graph} (--lexicon); the whole store "
+                        f"serves as knowledge")
     eval_lang = (lang or corpus.lang or "").lower()
     if not eval_lang:
         eval_lang = "en"
         problems.append("the corpus has no lang attribute and no --lang was given: assumed en")
-    find = lookup or Candidates(store)
+    find = lookup or Candidates(store, graph)
     by_pos: CandidateLookup = (lambda lemma, lg, pos: find(lemma, lg, None)) if any_pos else find
     batches = _requests(corpus, eval_lang, by_pos, window, lambda c: fetch_evidence(store, c))
     if any_pos:
@@ -338,7 +359,8 @@ def evaluate(store: Store, selector: Any, data: str | Path, gold_path: str | Pat
                    if not it.request.mention.candidates and it.token.instance in gold)
     if no_cands:
         ex = ", ".join(f"{lem}/{p}" for lem, p in empty[:5])
-        problems.append(f"{no_cands} instance(s) have no senses in the {eval_lang} lexicon "
+        where = f"source {graph}" if graph is not None else f"{eval_lang} lexicon"
+        problems.append(f"{no_cands} instance(s) have no senses in the {where} "
                         f"(e.g. {ex}): counted as unanswered")
     warm_up = getattr(selector, "warm_up", None)
     if callable(warm_up):  # load graphs and indexes outside the timed part

@@ -110,6 +110,10 @@ def _sense_parts(store: Store, senses: Sequence[str]) -> dict[str, _Parts]:
     return parts
 
 
+def _once(texts: tuple[LangText, ...]) -> tuple[LangText, ...]:
+    return tuple(dict.fromkeys(texts))
+
+
 def fetch_evidence(store: Store, candidates: Sequence[Candidate]) -> tuple[SenseEvidence, ...]:
     """One :class:`SenseEvidence` per candidate, in order (two batched queries, cached concepts)."""
     senses = list(dict.fromkeys(c.sense for c in candidates if c.sense))
@@ -121,13 +125,15 @@ def fetch_evidence(store: Store, candidates: Sequence[Candidate]) -> tuple[Sense
         sp = by_sense.get(cand.sense) if cand.sense else None
         if sp is None:
             sp = _Parts.new()
+        # a sense-only reading is its own concept (DATA-MODEL.md): the same statements come
+        # back at both levels, so each text is kept once
         out.append(SenseEvidence(
             candidate=cand,
-            definitions=tuple(sp.definitions) + ce.definitions,
-            examples=tuple(sp.examples) + ce.examples,
-            labels=ce.labels,
+            definitions=_once(tuple(sp.definitions) + ce.definitions),
+            examples=_once(tuple(sp.examples) + ce.examples),
+            labels=_once(tuple(sp.labels) + ce.labels),
             translations=tuple(sp.translations),
-            usage=tuple(sp.usage) + ce.usage,
+            usage=_once(tuple(sp.usage) + ce.usage),
             neighbours=ce.neighbours,
         ))
     return tuple(out)

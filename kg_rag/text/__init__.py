@@ -18,6 +18,8 @@ module              public names
                     ``gloss_stopwords``
 :mod:`.hebrew`      ``PREFIXES``, ``prefix_splits``, ``suffix_guesses``, ``final_form``,
                     ``is_hebrew_word``, ``MIN_STEM``
+:mod:`.hebrew_affixes`  ``split_affixes`` (where a known lemma sits in a word: prefix, stem,
+                    suffix)
 :mod:`.english`     ``before``, ``after``, ``skippable``, ``WINDOW`` and the closed word classes
                     ``ADVERBS``, ``PREPOSITIONS``, ``DETERMINERS``, ``OBJECT_PRONOUNS``, ``QUOTES``
 :mod:`.langid`      ``detect``, ``detect_scored``, ``check_language``, ``segments``,

@@ -90,6 +90,11 @@ class KnowledgeSelectorConfig:
     #: (in-sample 0.248; leave-one-document-out folds 0.227-0.263): alpha 3 ranks well but its
     #: softmax claimed >= 0.9 for 207 of 316 decisions, 76 % of them right (README, Calibration)
     xl_freq: Weights = Weights(alpha=3.0, ppr=0.0, lesk=0.005, sharpness=0.25)
+    #: readings of a dictionary whose senses point at no concept (no graph, no sense order:
+    #: :mod:`kg_rag.senses.knowledge.dictionary`): the prior is the length of a sense's entry,
+    #: the part of speech from the word's affixes and neighbours; chosen on hebrew-homographs-dev
+    #: (README, Evaluation: alpha 0.5/1/2, pos 1/2, lesk 0/0.03/0.1/0.3)
+    dictionary: Weights = Weights(alpha=1.0, ppr=0.0, lesk=0.1, pos=2.0)
     #: PageRank damping (probability of following an edge rather than teleporting to the seeds)
     damping: float = 0.85
     #: power iterations of (personalised) PageRank
@@ -119,11 +124,13 @@ class KnowledgeSelectorConfig:
     prior: PriorConfig = field(default_factory=PriorConfig)
 
     def weights_of(self, regime: str) -> Weights:
-        """The weights of ``regime``: ``"xl"``, ``"xl-freq"``, anything else English."""
+        """The weights of ``regime``: ``"xl"``, ``"xl-freq"``, ``"dictionary"``, anything else English."""
         if regime == "xl":
             return self.xl
         if regime == "xl-freq":
             return self.xl_freq
+        if regime == "dictionary":
+            return self.dictionary
         return self.english
 
     def margin_power(self, wordnet_scale: bool) -> float:

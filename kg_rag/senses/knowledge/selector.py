@@ -44,6 +44,7 @@ import numpy as np
 
 from kg_rag.model import Agent, Candidate, Selection, SelectionRequest
 from kg_rag.senses.baselines import sense_order, unresolved
+from kg_rag.senses.knowledge import dictionary
 from kg_rag.senses.knowledge.config import KnowledgeSelectorConfig, Weights
 from kg_rag.senses.knowledge.frames import frame_fits
 from kg_rag.senses.knowledge.graph import KnowledgeBase, knowledge_base
@@ -71,10 +72,14 @@ class Components:
     case: list[float] | None = None      # 1.0 where the lemma's case contradicts the mention's
     frames: list[float] | None = None    # English verbs: each sense's frame fit (0 … 1)
     pos_fit: list[float] | None = None   # mixed parts of speech: log P(candidate's POS | tokens)
+    dictionary: bool = False             # sense-only readings (kg_rag.senses.knowledge.dictionary)
 
     @property
     def regime(self) -> str:
-        """The weights of these signals: "xl"/"xl-freq" outside English, else "" (English)."""
+        """The weights of these signals: "dictionary" for sense-only readings, "xl"/"xl-freq"
+        outside English, else "" (English)."""
+        if self.dictionary:
+            return "dictionary"
         if self.en_prior is not None:
             return "xl-freq" if self.informed else "xl"
         return ""
@@ -114,6 +119,8 @@ def _wordnet_scale(cands: Sequence[Candidate], rich: bool) -> bool:
 
 def _regime(cands: Sequence[Candidate], rich: bool) -> str:
     """The weights of ``cands`` before their signals are computed (as :attr:`Components.regime`)."""
+    if dictionary.sense_only(cands):
+        return "dictionary"
     if _foreign(cands):
         return "xl-freq" if _wordnet_scale(cands, rich) else "xl"
     return ""
@@ -200,6 +207,12 @@ class KnowledgeSelector:
             cands = p.request.mention.candidates
             scores = ppr.get(id(p), {})
             big = _wordnet_scale(cands, rich)
+            if dictionary.sense_only(cands):
+                out.append(Components(
+                    ranks=_ranks(cands), nodes=p.nodes, ppr=[0.0] * len(cands), lesk=self._lesk(kb, p),
+                    en_prior=dictionary.richness_prior(p.request.evidence),
+                    pos_fit=dictionary.pos_fit(p.request, cfg.pos_cues), dictionary=True))
+                continue
             out.append(Components(
                 ranks=_ranks(cands), nodes=p.nodes,
                 en_prior=english_prior(kb, p.nodes, cfg.prior, flat=not big) if _foreign(cands) else None,

@@ -65,3 +65,31 @@ def test_report_writes_wsd_and_retrieval_tables_and_charts(tmp_path: Path) -> No
 def test_report_without_wsd_data_says_what_to_pass(tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
     assert main(["--shared", str(tmp_path), "--out", str(tmp_path / "out")]) == 2
     assert "pass --shared" in capsys.readouterr().err
+
+
+def test_report_scores_a_set_with_its_own_dictionary(tmp_path: Path) -> None:
+    """A set of LEXICON_SETS: its lexicon.ttl is loaded into its own graph and is the only source
+    of candidates; the other sets are scored as before."""
+    from kg_rag.eval.report import lexicon_graph
+    from kg_rag.store import EmbeddedStore
+    from loaders import list_sources
+
+    shared = shared_folder(tmp_path / "shared")
+    with gzip.open(shared / "wordnet" / "omw-he-2.0.xml.gz", "wb") as f:
+        f.write((DATA / "loaders" / "mini-he.xml").read_bytes())
+    folder = shared / "wsd" / "hebrew-homographs-dev"
+    folder.mkdir()
+    src = DATA / "sense-only"
+    shutil.copy(src / "corpus-he.data.xml", folder / "items.data.xml")
+    shutil.copy(src / "corpus-he.gold.key.txt", folder / "items.gold.key.txt")
+    shutil.copy(src / "dictionary.ttl", folder / "lexicon.ttl")
+    out, store = tmp_path / "out", tmp_path / "store"
+    assert main(["--shared", str(shared), "--store", str(store), "--out", str(out)]) == 0
+    wsd = (out / "wsd.md").read_text(encoding="utf-8")
+    graph = lexicon_graph("hebrew-homographs-dev")
+    assert "WSD on tiny (lang en)" in wsd and "WSD on sense-only-he (lang he)" in wsd
+    assert f"candidates only from the source {graph}" in wsd
+    # the noun and the verb, by POS cues; gold keys by skos:notation and dc:identifier
+    assert "| knowledge | 100.0 | 100.0 | 100.0 | 2/2 |" in wsd
+    with EmbeddedStore(store) as s:
+        assert graph in {r.graph for r in list_sources(s)}

@@ -1,0 +1,55 @@
+"""Where a known lemma sits in an unvocalised Hebrew word: the letters before it and after it.
+
+``split_affixes("וכבשה", "כבש")`` → ``("ו", "כבש", "ה")``. The lemma's letters are found in
+order; the matres lectionis ``ו`` and ``י`` may stand between them (``שומר`` for ``שמר``), a final
+``ה`` of the lemma may be written ``ת`` (construct / before a suffix: ``תפלתי``) or dropped
+(``ויבז`` for ``בזה``), and final letter forms count as their medial forms. Among several
+placements the one with the fewest inserted letters, then the earliest, wins. What is left
+before the lemma holds proclitics and inflectional prefixes, what is left after it suffixes;
+:func:`kg_rag.senses.knowledge.dictionary.hebrew_pos_scores` reads parts of speech from them.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+_MEDIAL = {"ך": "כ", "ם": "מ", "ן": "נ", "ף": "פ", "ץ": "צ"}
+_WEAK = "וי"
+
+
+def _medial(text: str) -> str:
+    return "".join(_MEDIAL.get(ch, ch) for ch in text)
+
+
+def _variants(lemma: str) -> tuple[str, ...]:
+    out = [lemma]
+    if lemma.endswith("ה") and len(lemma) > 2:
+        out += [lemma[:-1] + "ת", lemma[:-1]]
+    return tuple(out)
+
+
+@lru_cache(maxsize=65536)
+def split_affixes(word: str, lemma: str) -> tuple[str, str, str] | None:
+    """(prefix, lemma as written, suffix) of ``word`` (match keys: no niqqud), or None when the
+    lemma's letters are not found in it."""
+    w, lem = _medial(word), _medial(lemma)
+    best: tuple[int, int, str, str, str] | None = None
+    for variant in _variants(lem):
+        for i in range(len(w)):
+            j, k, inserted = i, 0, 0
+            while j < len(w) and k < len(variant):
+                if w[j] == variant[k]:
+                    j, k = j + 1, k + 1
+                elif w[j] in _WEAK and k > 0:
+                    j, inserted = j + 1, inserted + 1
+                else:
+                    break
+            if k == len(variant):
+                found = (inserted, i, word[:i], word[i:j], word[j:])
+                if best is None or found[:2] < best[:2]:
+                    best = found
+                break
+    return None if best is None else (best[2], best[3], best[4])
+
+
+__all__ = ["split_affixes"]
