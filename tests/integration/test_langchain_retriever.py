@@ -131,12 +131,30 @@ def _demo_docs() -> list[Any]:
     return read_documents([resource_path("demo") / "documents"], 1_000_000)
 
 
-def test_documents_follow_the_chosen_sense_not_the_other(retriever: KgRagRetriever) -> None:
-    docs = retriever.invoke(BAD, k=5)
+BRANCH_TEXTS = {
+    "he-olive-grove",
+    "orchard-calendar",
+    "en-pruning-fruit-trees",
+    "he-poem-fig",
+    "de-obstbaeume",
+    "fr-verger",
+}
+FABRIC_TEXTS = {"he-sewing-fabric", "en-cotton-fabric", "de-stoff-naehen"}
+
+
+def test_documents_follow_the_chosen_sense_ahead_of_the_other(retriever: KgRagRetriever) -> None:
+    """The rejected reading's texts are not dropped (a wrong decision must not hide documents),
+    but every text of the chosen reading ranks ahead of every text of the rejected one, which
+    label matching does not do: there the Hebrew fabric text shares the word and ranks 5th."""
+    docs = retriever.invoke(BAD, k=10)
     chosen = {s["concept"] for s in docs[0].metadata["chosen_senses"] if s["mention"] == "הבדים"}
-    rejected = {C + "branch", C + "fabric"} - chosen
-    for d in docs:  # never retrieved by the rejected reading
-        assert not rejected & {c["iri"] for c in d.metadata["concepts"]}
+    assert chosen == {C + "branch"}
+    ids = [d.metadata["doc_id"] for d in docs]
+    assert BRANCH_TEXTS <= set(ids)
+    last_branch = max(ids.index(i) for i in BRANCH_TEXTS)
+    assert all(ids.index(i) > last_branch for i in FABRIC_TEXTS if i in ids), ids
+    labels = [d.metadata["doc_id"] for d in retriever.invoke(BAD, wsd="none", k=10)]
+    assert labels.index("he-sewing-fabric") < max(labels.index(i) for i in BRANCH_TEXTS), labels
 
 
 def test_invoke_options_override_fields(retriever: KgRagRetriever) -> None:
@@ -345,10 +363,9 @@ def test_retriever_on_a_remote_store(tmp_path: Path) -> None:
         )
         docs = retriever.invoke(BAD)
         ids = [d.metadata["doc_id"] for d in docs]
-        assert ids and set(ids) <= {
-            "he-olive-grove",
-            "he-poem-fig",
-        }  # branches, never the fabric text
+        # the branch texts first; the fabric text, which shares only the word, after them
+        assert set(ids[:2]) == {"he-olive-grove", "he-poem-fig"}, ids
+        assert set(ids[2:]) <= {"he-sewing-fabric"}, ids
         assert all(d.metadata["store"] == url for d in docs)
         assert asyncio.run(retriever.ainvoke(BAD))[0].metadata["doc_id"] == ids[0]
         del retriever, kg
