@@ -106,7 +106,7 @@ def test_cli_json_and_bad_folders(tmp_path: Path, capsys: pytest.CaptureFixture[
     out = json.loads(capsys.readouterr().out)
     assert out["queries"] == 3 and set(out["modes"]) == {"none", "knowledge", "bm25"}
     assert set(out["vs_none"]["knowledge"]) == {"ndcg@10", "p@1"}
-    assert set(out["vs_none"]["knowledge"]["p@1"]) == {"delta", "wins", "losses", "p"}
+    assert set(out["vs_none"]["knowledge"]["p@1"]) == {"delta", "wins", "losses", "p", "ci95"}
     # another cut-off names its columns after it
     assert main(["--store", str(store), "eval", "retrieval", str(folder), "--wsd", "none", "-k", "5"]) == 0
     table = capsys.readouterr().out

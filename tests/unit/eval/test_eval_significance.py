@@ -41,3 +41,29 @@ def test_no_difference_is_p_one_and_paired_counts() -> None:
     assert c.delta == pytest.approx((1.0 + 0.0 - 0.2) / 3)
     assert c.as_dict()["p"] == pytest.approx(1.0)   # +1 and -0.2: every sign flip is as far from 0
     assert "1 better, 1 worse" in c.describe()
+
+
+def test_bootstrap_interval_covers_the_mean_and_narrows_with_more_queries() -> None:
+    import numpy as np
+
+    from kg_rag.eval.significance import bootstrap_ci
+
+    rng = np.random.default_rng(7)
+    small = list(rng.normal(0.05, 0.2, size=40))
+    large = list(rng.normal(0.05, 0.2, size=1_000))
+    lo, hi = bootstrap_ci(small)
+    assert lo < float(np.mean(small)) < hi
+    big_lo, big_hi = bootstrap_ci(large)
+    assert big_hi - big_lo < (hi - lo) / 3   # width ~ 1/sqrt(n): 5x the queries, ~1/5 the width
+    # the normal-theory interval of a mean, for comparison: the bootstrap's is close to it
+    se = float(np.std(large, ddof=1)) / len(large) ** 0.5
+    assert big_hi - big_lo == pytest.approx(2 * 1.96 * se, rel=0.1)
+    assert bootstrap_ci(small) == (lo, hi)   # seeded
+    assert bootstrap_ci([]) == (0.0, 0.0)
+    assert bootstrap_ci([0.1] * 5) == pytest.approx((0.1, 0.1))
+
+
+def test_paired_reports_the_interval() -> None:
+    c = paired({str(i): 1.0 for i in range(30)}, {str(i): 0.0 if i % 3 else 1.0 for i in range(30)})
+    assert c.low <= c.delta <= c.high and c.low > 0
+    assert "95 % CI" in c.describe() and c.as_dict()["ci95"] == [round(c.low, 4), round(c.high, 4)]
