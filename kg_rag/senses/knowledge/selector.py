@@ -225,12 +225,17 @@ class KnowledgeSelector:
         return out
 
     # --- signals -----------------------------------------------------------------------------
-    def _seed_word(self, kb: KnowledgeBase, nodes_ranks: list[tuple[int, int]]) -> dict[int, float]:
-        """PPR seeds of one context word: its concepts by sense rank. A concept that is also a
-        candidate of the mention seeds too — another word that can mean it is evidence for it
-        (Wasserhahn → the tap for a later Hahn); the mention's own word seeds nothing."""
+    def _seed_word(self, kb: KnowledgeBase, nodes_ranks: list[tuple[int, int]],
+                   exclude: set[int]) -> dict[int, float]:
+        """PPR seeds of one context word: its concepts by sense rank, but not the mention's own
+        candidates (``exclude``) — unless the word has no other reading: a word of the context
+        that can only mean one of the candidates names it (Wasserhahn → the tap, for a later
+        Hahn), and that is evidence for it."""
         word: dict[int, float] = {}
+        only = len({n for n, _ in nodes_ranks}) == 1
         for n, rank in nodes_ranks:
+            if n in exclude and not only:
+                continue
             word[n] = max(word.get(n, 0.0), float(max(rank, 1)) ** -self.config.seed_alpha)
         tot = sum(word.values())
         return {n: w / tot for n, w in word.items()} if tot > 0 else {}
@@ -238,6 +243,7 @@ class KnowledgeSelector:
     def _prepare(self, kb: KnowledgeBase, req: SelectionRequest) -> _Prepared:
         mention = req.mention
         nodes = [kb.index.get(c.concept) for c in mention.candidates]
+        exclude = {n for n in nodes if n is not None}
         own_keys = {match_key(mention.text)} | {match_key(c.lemma) for c in mention.candidates if c.lemma}
         lang = req.context_lang or mention.lang
         seeds: dict[int, float] = {}
@@ -262,7 +268,7 @@ class KnowledgeSelector:
             covered.update(match_key(c.lemma) for c in other.candidates if c.lemma)
             pairs = [(kb.index[c.concept], r) for c, r in zip(other.candidates, _ranks(other.candidates), strict=True)
                      if c.concept in kb.index]
-            add_word(self._seed_word(kb, pairs))
+            add_word(self._seed_word(kb, pairs, exclude))
         context_words = words(req.context, lang)
         for w in context_words:
             context[w] = 1.0
@@ -272,7 +278,7 @@ class KnowledgeSelector:
             covered.add(w)
             pairs = kb.concepts_of(lang, w)
             if pairs:
-                add_word(self._seed_word(kb, pairs))
+                add_word(self._seed_word(kb, pairs, exclude))
         for k in own_keys:
             context.pop(k, None)
         return _Prepared(req, nodes, seeds, context)
