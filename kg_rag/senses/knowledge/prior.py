@@ -10,8 +10,10 @@
   use ``l``: the dictionary's own text is the only corpus we have, and frequent words are used
   more in it. A small dictionary's text is no corpus (in the demo, "wild" is used in 9 glosses
   and "wilderness" in 2) and its lemmas no frequency list (inflected forms are lemmas too):
-  below ``min_corpus`` glossed concepts the prior is flat (1 for a concept with an English
-  lemma, 0 without), and the context decides.
+  below ``min_corpus`` glossed concepts the prior is flat — the same for every candidate,
+  whether or not the dictionary happens to have an English entry for it (it once gave such a
+  concept 121 times the weight at α 2: German *Hahn* was the rooster, not the tap, at 0.99) — and the
+  context decides.
 
 The parameters are a :class:`~kg_rag.senses.knowledge.config.PriorConfig`; the tables derived
 with them are cached with the knowledge base under a key that names them.
@@ -72,11 +74,11 @@ def english_frequency(kb: KnowledgeBase, node: int, config: PriorConfig) -> floa
 def english_prior(kb: KnowledgeBase, nodes: Sequence[int | None], config: PriorConfig,
                   flat: bool = False) -> list[float]:
     """Log English-frequency proxy of each candidate concept (unknown concepts:
-    ``log config.unknown``); ``flat``: 1 for every concept with an English lemma, as below
+    ``log config.unknown``); ``flat``: the same for every candidate, as below
     ``config.min_corpus``."""
     f = english_frequencies(kb, config)
     def freq(n: int | None) -> float:
         if n is None:
             return 0.0
-        return (1.0 if f[n] > 0 else 0.0) if flat else float(f[n])
+        return 1.0 if flat else float(f[n])
     return [math.log(freq(n) + config.unknown) for n in nodes]

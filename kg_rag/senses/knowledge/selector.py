@@ -227,9 +227,14 @@ class KnowledgeSelector:
     # --- signals -----------------------------------------------------------------------------
     def _seed_word(self, kb: KnowledgeBase, nodes_ranks: list[tuple[int, int]],
                    exclude: set[int]) -> dict[int, float]:
+        """PPR seeds of one context word: its concepts by sense rank, but not the mention's own
+        candidates (``exclude``) — unless the word has no other reading: a word of the context
+        that can only mean one of the candidates names it (Wasserhahn → the tap, for a later
+        Hahn), and that is evidence for it."""
         word: dict[int, float] = {}
+        only = len({n for n, _ in nodes_ranks}) == 1
         for n, rank in nodes_ranks:
-            if n in exclude:
+            if n in exclude and not only:
                 continue
             word[n] = max(word.get(n, 0.0), float(max(rank, 1)) ** -self.config.seed_alpha)
         tot = sum(word.values())
