@@ -9,7 +9,7 @@ version), so changing a constant or the algorithm changes the version and no sto
 is reused across it — there is nothing to bump by hand.
 
 The defaults are the tuned values, chosen on the development sets only; how is told in the
-README (Evaluation → "Knowledge selector: how its constants were chosen"), not here.
+docs/EVALUATION.md ("Knowledge selector: how its constants were chosen"), not here.
 """
 
 from __future__ import annotations
