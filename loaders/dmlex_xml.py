@@ -106,11 +106,13 @@ class _Reader:
         self.stack: list[_Frame] = []
         self.root: dict[str, Any] | None = None
         self.text: _Frame | None = None      # the text-bearing element being read
+        self.at = (1, 1)                     # line and column of the markup being handled
 
     def _here(self) -> dict[str, Any]:
-        return {"@line": self.p.CurrentLineNumber, "@col": self.p.CurrentColumnNumber + 1}
+        return {"@line": self.at[0], "@col": self.at[1]}
 
     def start(self, qname: str, attrs: dict[str, str]) -> None:
+        self.at = (self.p.CurrentLineNumber, self.p.CurrentColumnNumber + 1)
         ns, _, name = qname.rpartition(" ")
         top = self.stack[-1] if self.stack else None
         if (ns and ns != NS) or (top is not None and top.kind == "skip"):
@@ -172,10 +174,12 @@ class _Reader:
             self.text.buf.append(data)
 
     def doctype(self, name: str, sysid: str | None, pubid: str | None, internal: int) -> None:
+        self.at = (self.p.CurrentLineNumber, self.p.CurrentColumnNumber + 1)
         if internal:
             raise Refused("an internal DTD subset (entity declarations are not accepted)")
 
     def entity(self, name: str, *rest: object) -> None:
+        self.at = (self.p.CurrentLineNumber, self.p.CurrentColumnNumber + 1)
         raise Refused(f"an entity declaration ({name}); entities are not accepted")
 
 
@@ -202,8 +206,7 @@ def read(path: Path) -> dict[str, Any]:
             raise LoadError(f"{path}:{e.lineno}:{e.offset + 1}: not well-formed DMLex XML: "
                             f"{expat.ErrorString(e.code)}") from None
         except Refused as e:
-            raise LoadError(f"{path}:{p.CurrentLineNumber}:{p.CurrentColumnNumber + 1}: "
-                            f"refused: {e}") from None
+            raise LoadError(f"{path}:{r.at[0]}:{r.at[1]}: refused: {e}") from None
         except (EOFError, gzip.BadGzipFile, zlib.error) as e:
             raise LoadError(f"{path}: truncated or corrupt gzip data ({e}); fetch the file again") from None
     if r.root is None:  # pragma: no cover - expat reports a document without an element
