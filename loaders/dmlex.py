@@ -39,7 +39,19 @@ from typing import Any, NoReturn
 from pyoxigraph import Literal, NamedNode, Quad
 
 from kg_rag.errors import LoadError
-from kg_rag.namespaces import DCT, ID, KGR, LEXICOG, LEXINFO, LIME, ONTOLEX, RDF, RDFS, SKOS, VARTRANS
+from kg_rag.namespaces import (
+    DCT,
+    ID,
+    KGR,
+    LEXICOG,
+    LEXINFO,
+    LIME,
+    ONTOLEX,
+    RDF,
+    RDFS,
+    SKOS,
+    VARTRANS,
+)
 from kg_rag.text.normalise import nfc
 from loaders import dmlex_json, dmlex_xml, rdf
 from loaders.common import Parsed, peek

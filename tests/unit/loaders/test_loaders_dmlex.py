@@ -13,7 +13,19 @@ import pytest
 from pyoxigraph import Literal, NamedNode
 
 from kg_rag.errors import LoadError
-from kg_rag.namespaces import DCT, ID, KGR, LEXICOG, LEXINFO, LIME, ONTOLEX, RDF, RDFS, SKOS, VARTRANS
+from kg_rag.namespaces import (
+    DCT,
+    ID,
+    KGR,
+    LEXICOG,
+    LEXINFO,
+    LIME,
+    ONTOLEX,
+    RDF,
+    RDFS,
+    SKOS,
+    VARTRANS,
+)
 from kg_rag.store import EmbeddedStore
 from loaders import detect_format, list_sources, load_file, parse_file
 from tests.support.paths import DATA
@@ -185,7 +197,7 @@ BAD_XML = {
     "entity": ('<?xml version="1.0"?>\n<!DOCTYPE x [<!ENTITY a "aaaa">]>\n'
                f'<lexicographicResource langCode="he">{_ENTRY}</lexicographicResource>',
                r":2:\d+: refused: .*internal DTD subset"),
-    "unknown element": (f'<lexicographicResource langCode="he">\n<entry><headword>w</headword>\n'
+    "unknown element": ('<lexicographicResource langCode="he">\n<entry><headword>w</headword>\n'
                         "  <gloss>x</gloss></entry></lexicographicResource>",
                         r":3:3: refused: <gloss> is not allowed in <entry>"),
     "sense without entry": (f'<lexicographicResource {NS} langCode="he">\n'
