@@ -95,6 +95,8 @@ def read(path: Path) -> dict[str, Any]:
         raise LoadError(f"{path}: not UTF-8 text (byte {e.start}); DMLex JSON is UTF-8") from None
     except json.JSONDecodeError as e:
         raise LoadError(f"{path}:{e.lineno}:{e.colno}: not valid DMLex JSON: {e.msg}") from None
+    except RecursionError:
+        raise LoadError(f"{path}: refused: the JSON is nested too deeply to be DMLex") from None
     if isinstance(doc, dict) and "headword" in doc and "langCode" not in doc:
         raise LoadError(f"{path}: refused: the document is a lone entry, which has no langCode; "
                         f"wrap it in a lexicographicResource {{\"langCode\": …, \"entries\": [...]}}")

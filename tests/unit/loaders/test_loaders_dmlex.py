@@ -10,6 +10,8 @@ import unicodedata
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from pyoxigraph import Literal, NamedNode
 
 from kg_rag.errors import LoadError
@@ -254,6 +256,8 @@ BAD_JSON = {
                                 '[{"definitions": [{"definitionType": "x"}]}]}]}',
                                 r"entries\[0\]\.senses\[0\]\.definitions\[0\]: a definition lacks its text"),
     "empty": ("", r"empty file \(0 bytes\)"),
+    "nested too deeply": ('{"langCode": "he", "entries": ' + "[" * 100_000 + "]" * 100_000 + "}",
+                          r"nested too deeply"),
 }
 
 
@@ -299,3 +303,32 @@ def test_no_network_and_no_external_entities(tmp_path: Path, mem_store: Embedded
     p.write_text('<?xml version="1.0"?>\n<!DOCTYPE r [<!ENTITY e SYSTEM "http://192.0.2.1/x">]>\n'
                  '<lexicographicResource langCode="he">&e;</lexicographicResource>', encoding="utf-8")
     _refused(mem_store, p, r"refused")
+
+
+# ------------------------------------------------------------------------------ hostile strings
+
+_HOSTILE = st.text(st.characters(blacklist_categories=("Cs",)), min_size=1, max_size=12)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(eid=_HOSTILE, sid=_HOSTILE, headword=_HOSTILE, tag=_HOSTILE, translation=_HOSTILE)
+def test_hostile_ids_and_texts_give_valid_iris_or_a_load_error(
+        tmp_path: Path, eid: str, sid: str, headword: str, tag: str, translation: str) -> None:
+    """Ids, headwords, tags and translations become IRI segments and literals: whatever they hold
+    (``>``, spaces, ``#``, bidi controls, NUL…), the file maps to valid terms or is refused cleanly."""
+    p = tmp_path / "h.dmlex.json"
+    p.write_text(json.dumps({"langCode": "he", "translationLanguages": ["en"], "entries": [
+        {"id": eid, "headword": headword, "partsOfSpeech": [tag], "labels": [tag],
+         "inflectedForms": [{"tag": tag, "text": headword + "x"}],
+         "senses": [{"id": sid, "definitions": [{"text": headword}],
+                     "headwordTranslations": [{"text": translation}]}]},
+        {"headword": headword, "homographNumber": tag}]}), encoding="utf-8")
+    try:
+        _, parsed = parse_file(p)
+    except LoadError:
+        return                       # blank text after whitespace normalisation, a duplicate identity
+    for q in parsed.quads:
+        for t in (q.subject, q.predicate, q.object):
+            assert NamedNode(t.value) if isinstance(t, NamedNode) else True
+            if isinstance(t, Literal):
+                assert unicodedata.is_normalized("NFC", t.value)
