@@ -99,6 +99,9 @@ _FEATURES = {
 }
 _BY_VALUE = {value: prop for prop, value in _FEATURES.values()}
 _SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
+# the XML declaration, comments, processing instructions and a DOCTYPE before the root element
+_PROLOG = re.compile(rb"<\?.*?\?>|<!--.*?-->|<!DOCTYPE[^\[>]*(?:\[.*?\])?\s*>", re.S)
+_FIRST_ELEMENT = re.compile(rb"<(?:[\w.-]+:)?([\w.-]+)")
 
 
 def syntax_from_name(path: Path) -> str | None:
@@ -114,7 +117,8 @@ def syntax_from_name(path: Path) -> str | None:
 def sniff(head: bytes) -> str | None:
     """``dmlex-xml`` / ``dmlex-json`` when these first bytes look like a DMLex document."""
     text = head.lstrip(b"\xef\xbb\xbf \t\r\n")
-    if re.search(rb"<(?:[\w.-]+:)?lexicographicResource[\s>/]", text[:8192]):
+    root = _FIRST_ELEMENT.search(_PROLOG.sub(b"", text[:8192]))
+    if root and root.group(1) == b"lexicographicResource":
         return "dmlex-xml"
     if text[:1] == b"{" and b'"@context"' not in text and (b'"langCode"' in text or b'"headword"' in text):
         return "dmlex-json"

@@ -164,6 +164,11 @@ def test_detection_leaves_other_formats_alone(tmp_path: Path) -> None:
     ld = tmp_path / "x.json"
     ld.write_text('{"@context": {"langCode": "http://example.org/l"}, "@id": "x"}', encoding="utf-8")
     assert detect_format(ld) == "jsonld"
+    rdfxml = tmp_path / "x.xml"       # the name inside, not as the root element: RDF/XML
+    rdfxml.write_text('<?xml version="1.0"?>\n<!-- <lexicographicResource> -->\n<rdf:RDF xmlns:rdf='
+                      '"http://www.w3.org/1999/02/22-rdf-syntax-ns#"><rdf:Description>'
+                      "<lexicographicResource/></rdf:Description></rdf:RDF>", encoding="utf-8")
+    assert detect_format(rdfxml) == "rdfxml"
     assert detect_format(DATA.parent / "loaders" / "mini-lmf.xml") == "wn-lmf"
     assert detect_format(DATA.parent / "loaders" / "dictionary.ttl") == "turtle"
     with pytest.raises(LoadError, match="--format dmlex"):
