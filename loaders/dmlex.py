@@ -55,6 +55,7 @@ from kg_rag.namespaces import (
 from kg_rag.text.normalise import nfc
 from loaders import dmlex_json, dmlex_xml, rdf
 from loaders.common import Parsed, peek
+from loaders.dmlex_values import BY_VALUE, FEATURES, LEXINFO_NS, POS
 from loaders.iris import file_stem, lang_tag, segment
 
 log = logging.getLogger(__name__)
@@ -64,40 +65,6 @@ MEDIA_TYPES = {"dmlex-xml": "application/x-dmlex+xml", "dmlex-json": "applicatio
 #: ``typeTag`` of a ``labelTag`` whose ``sameAs`` names the sense's concept
 CONCEPT_TYPE = "concept"
 
-_LEXINFO = ("http://www.lexinfo.net/ontology/3.0/lexinfo#", "http://www.lexinfo.net/ontology/2.0/lexinfo#")
-# part-of-speech tags (case-folded; also Universal Dependencies UPOS names) → LexInfo
-_POS = {
-    **dict.fromkeys(("n", "noun", "subst", "substantive", "nn"), "noun"),
-    **dict.fromkeys(("propn", "proper noun", "np", "prop"), "properNoun"),
-    **dict.fromkeys(("v", "verb", "vb"), "verb"),
-    **dict.fromkeys(("adj", "adjective", "a", "jj"), "adjective"),
-    **dict.fromkeys(("adv", "adverb", "r", "rb"), "adverb"),
-    **dict.fromkeys(("prep", "preposition"), "preposition"),
-    "adp": "adposition", "adposition": "adposition",
-    **dict.fromkeys(("conj", "conjunction", "cconj", "sconj"), "conjunction"),
-    **dict.fromkeys(("pron", "pronoun"), "pronoun"),
-    **dict.fromkeys(("num", "numeral"), "numeral"),
-    **dict.fromkeys(("det", "determiner"), "determiner"),
-    **dict.fromkeys(("art", "article"), "article"),
-    **dict.fromkeys(("interj", "intj", "interjection"), "interjection"),
-    **dict.fromkeys(("part", "particle"), "particle"),
-}
-# inflected-form tags (case-folded) → (LexInfo property, value)
-_FEATURES = {
-    **dict.fromkeys(("pl", "plural", "plur"), ("number", "plural")),
-    **dict.fromkeys(("sg", "singular", "sing"), ("number", "singular")),
-    **dict.fromkeys(("du", "dual"), ("number", "dual")),
-    **dict.fromkeys(("inf", "infinitive"), ("verbFormMood", "infinitive")),
-    **dict.fromkeys(("imp", "imperative"), ("verbFormMood", "imperative")),
-    **dict.fromkeys(("pres", "present", "prs"), ("tense", "present")),
-    **dict.fromkeys(("past", "pst", "pret", "preterite"), ("tense", "past")),
-    **dict.fromkeys(("fut", "future"), ("tense", "future")),
-    **dict.fromkeys(("m", "masc", "masculine"), ("gender", "masculine")),
-    **dict.fromkeys(("f", "fem", "feminine"), ("gender", "feminine")),
-    **dict.fromkeys(("comp", "comparative"), ("degree", "comparative")),
-    **dict.fromkeys(("sup", "superlative"), ("degree", "superlative")),
-}
-_BY_VALUE = {value: prop for prop, value in _FEATURES.values()}
 _SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
 # the XML declaration, comments, processing instructions and a DOCTYPE before the root element
 _PROLOG = re.compile(rb"<\?.*?\?>|<!--.*?-->|<!DOCTYPE[^\[>]*(?:\[.*?\])?\s*>", re.S)
@@ -293,12 +260,12 @@ class _Mapper:
 
     def pos(self, tag: str) -> NamedNode | None:
         for uri in (self.pos_tags.get(tag) or {}).get("sameAs", []):
-            for ns in _LEXINFO:
+            for ns in LEXINFO_NS:
                 if uri.startswith(ns):
                     return LEXINFO.term(uri[len(ns):])
             if "universaldependencies.org/u/pos/" in uri:
                 tag = uri.rstrip("/").rsplit("/", 1)[-1]
-        local = _POS.get(tag.casefold())
+        local = POS.get(tag.casefold())
         if local is None:
             self.unknown["part-of-speech"].add(tag)
             return None
@@ -306,11 +273,11 @@ class _Mapper:
 
     def feature(self, tag: str) -> tuple[NamedNode, NamedNode] | None:
         for uri in (self.form_tags.get(tag) or {}).get("sameAs", []):
-            for ns in _LEXINFO:
+            for ns in LEXINFO_NS:
                 value = uri[len(ns):] if uri.startswith(ns) else ""
-                if value in _BY_VALUE:
-                    return LEXINFO.term(_BY_VALUE[value]), LEXINFO.term(value)
-        hit = _FEATURES.get(tag.casefold())
+                if value in BY_VALUE:
+                    return LEXINFO.term(BY_VALUE[value]), LEXINFO.term(value)
+        hit = FEATURES.get(tag.casefold())
         if hit is None:
             self.unknown["inflected-form"].add(tag)
             return None
