@@ -337,3 +337,17 @@ def test_hostile_ids_and_texts_give_valid_iris_or_a_load_error(
             assert NamedNode(t.value) if isinstance(t, NamedNode) else True
             if isinstance(t, Literal):
                 assert unicodedata.is_normalized("NFC", t.value)
+
+
+def test_cli_loads_both_and_refuses_in_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from kg_rag.cli import main
+
+    store = str(tmp_path / "store")
+    assert main(["--store", store, "load", str(XML), str(JSON)]) == 0
+    out = capsys.readouterr().out
+    assert "mini.dmlex.xml: dmlex" in out and "mini.dmlex.json: dmlex" in out
+    bad = tmp_path / "bad.dmlex.json"
+    bad.write_text('{"langCode": "he", "senses": []}', encoding="utf-8")
+    assert main(["--store", store, "load", str(bad)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "senses belongs in an entry" in err
