@@ -96,10 +96,13 @@ def parse(path: Path, syntax: str, graph: NamedNode) -> Parsed:
     """Read and map the whole file (nothing written); ``syntax`` is ``dmlex-xml`` or ``dmlex-json``."""
     if not peek(path, 1):
         raise LoadError(f"{path}: empty file (0 bytes): not a DMLex document")
-    res = dmlex_xml.read(path) if syntax == "dmlex-xml" else dmlex_json.read(path)
-    m = _Mapper(path, res)
-    m.run()
-    quads, counts, languages = rdf.complete(m.out, graph)
+    resources = dmlex_xml.read(path) if syntax == "dmlex-xml" else dmlex_json.read(path)
+    out: list[Quad] = []
+    for n, res in enumerate(resources, 1):
+        m = _Mapper(path, res, n if len(resources) > 1 else 0)
+        m.run()
+        out += m.out
+    quads, counts, languages = rdf.complete(out, graph)
     return Parsed(kind=KIND, media_type=MEDIA_TYPES[syntax], quads=quads, triples=len(quads),
                   concepts=counts["concepts"], entries=counts["entries"], senses=counts["senses"],
                   entities=counts["entities"], languages=languages)
@@ -119,9 +122,11 @@ def _words(text: str) -> str:
 
 
 class _Mapper:
-    def __init__(self, path: Path, res: dict[str, Any]) -> None:
+    def __init__(self, path: Path, res: dict[str, Any], number: int = 0) -> None:
+        """``number``: the resource's place in a file of several (0: the only one)."""
         self.path = path
         self.res = res
+        self.line = f"line {res['@jsonline']}: " if res.get("@jsonline") else ""
         self.out: list[Quad] = []
         self.lang = self.code(res, "(top level)", res.get("langCode"), "the lexicographicResource")
         self.tlangs = [self.code(res, "translationLanguages", c, "a translation language")
@@ -131,6 +136,8 @@ class _Mapper:
         self.form_tags = {t.get("tag"): t for t in res.get("inflectedFormTags", [])}
         uri = res.get("uri")
         key = _SCHEME.sub("", uri).strip("/") if uri else file_stem(path).removesuffix(".dmlex")
+        if number and not uri:
+            key += f"/{number}"
         self.lexicon = NamedNode(f"{ID}dmlex/" + "/".join(segment(x) for x in key.split("/") if x))
         self.base = f"{self.lexicon.value}/"
         self.seen: dict[str, str] = {}
@@ -140,7 +147,8 @@ class _Mapper:
 
     # --- helpers ---------------------------------------------------------------------------------
     def fail(self, obj: dict[str, Any], where: str, msg: str) -> NoReturn:
-        at = f"{self.path}:{obj['@line']}:{obj['@col']}" if "@line" in obj else f"{self.path}: {where}"
+        at = (f"{self.path}:{obj['@line']}:{obj['@col']}" if "@line" in obj
+              else f"{self.path}: {self.line}{where}")
         raise LoadError(f"{at}: {msg}")
 
     def code(self, obj: dict[str, Any], where: str, value: Any, what: str) -> str:

@@ -1,7 +1,7 @@
 """DMLex 1.0 JSON (OASIS, Committee Specification 01, §5.2), read with the standard library.
 
-The document is one ``lexicographicResource`` object (a lone ``entry`` has no ``langCode`` and is
-refused; JSON Lines of entries are not read). Every object is checked against the members DMLex
+The document is one ``lexicographicResource`` object, or several in JSON Lines (one a line); a
+lone ``entry`` has no ``langCode`` and is refused. Every object is checked against the members DMLex
 gives it: a member of the wrong JSON type, or a member DMLex does not define (``"senses"`` on the
 resource, a typo), is an error naming its JSON path; members whose name contains ``:``
 (``"kgr:note"``) are custom extensions (DMLex conformance 1.2) and skipped. Members of modules
@@ -85,23 +85,46 @@ def _check(obj: Any, kind: str, where: str) -> None:
                 _check(item, want[5:], f"{at}[{i}]")
 
 
-def read(path: Path) -> dict[str, Any]:
-    """The file's ``lexicographicResource``, checked; :class:`LoadError` with the line and column
-    of a JSON syntax error or the JSON path of a structural one."""
+def read(path: Path) -> list[dict[str, Any]]:
+    """The file's ``lexicographicResource`` — or resources, one a line (JSON Lines, §5.2) —
+    checked; :class:`LoadError` with the line and column of a JSON syntax error or the JSON path
+    of a structural one. A resource read from JSON Lines carries its line number as ``@jsonline``."""
     data = read_all(path)
     try:
-        doc = json.loads(data.decode("utf-8-sig"))
+        text = data.decode("utf-8-sig")
     except UnicodeDecodeError as e:
         raise LoadError(f"{path}: not UTF-8 text (byte {e.start}); DMLex JSON is UTF-8") from None
+    try:
+        docs = [(0, json.loads(text))]
     except json.JSONDecodeError as e:
-        raise LoadError(f"{path}:{e.lineno}:{e.colno}: not valid DMLex JSON: {e.msg}") from None
+        if e.msg != "Extra data":
+            raise LoadError(f"{path}:{e.lineno}:{e.colno}: not valid DMLex JSON: {e.msg}") from None
+        docs = _lines(path, text)
     except RecursionError:
         raise LoadError(f"{path}: refused: the JSON is nested too deeply to be DMLex") from None
-    if isinstance(doc, dict) and "headword" in doc and "langCode" not in doc:
-        raise LoadError(f"{path}: refused: the document is a lone entry, which has no langCode; "
-                        f"wrap it in a lexicographicResource {{\"langCode\": …, \"entries\": [...]}}")
-    try:
-        _check(doc, "lexicographicResource", "")
-    except _Bad as e:
-        raise LoadError(f"{path}: refused: {e}") from None
-    return doc  # type: ignore[no-any-return]
+    out = []
+    for n, doc in docs:
+        at = f"line {n}: " if n else ""
+        if isinstance(doc, dict) and "headword" in doc and "langCode" not in doc:
+            raise LoadError(f"{path}: {at}refused: a lone entry, which has no langCode; wrap it in "
+                            f"a lexicographicResource {{\"langCode\": …, \"entries\": [...]}}")
+        try:
+            _check(doc, "lexicographicResource", "")
+        except _Bad as e:
+            raise LoadError(f"{path}: {at}refused: {e}") from None
+        out.append({**doc, "@jsonline": n} if n else doc)
+    return out
+
+
+def _lines(path: Path, text: str) -> list[tuple[int, Any]]:
+    out = []
+    for n, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            out.append((n, json.loads(line)))
+        except json.JSONDecodeError as e:
+            raise LoadError(f"{path}:{n}:{e.colno}: not valid DMLex JSON Lines: {e.msg}") from None
+        except RecursionError:
+            raise LoadError(f"{path}:{n}: refused: the JSON is nested too deeply to be DMLex") from None
+    return out

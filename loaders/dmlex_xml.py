@@ -5,7 +5,8 @@ refused before it is read, no external entity or DTD is ever fetched. Elements a
 a namespace or in ``http://docs.oasis-open.org/lexidma/ns/dmlex-1.0``; elements and attributes in
 any other namespace are custom extensions (DMLex conformance 1.2) and skipped.
 
-The result has the shape of a DMLex JSON ``lexicographicResource`` (§5.2: ``entries``,
+A document is one ``lexicographicResource``, or (§5.1) any other document element holding several.
+The result has the shape of DMLex JSON ``lexicographicResource`` objects (§5.2: ``entries``,
 ``senses``, ``partsOfSpeech``, ``labels``, ``definitions``…), with every object also carrying
 ``@line`` / ``@col`` of its start tag, so that :mod:`loaders.dmlex` maps both serialisations with
 one mapper and points errors at the place in the file. Text content follows §5.1.2: leading and
@@ -104,7 +105,7 @@ class _Reader:
     def __init__(self, parser: Any) -> None:
         self.p = parser
         self.stack: list[_Frame] = []
-        self.root: dict[str, Any] | None = None
+        self.resources: list[dict[str, Any]] = []
         self.text: _Frame | None = None      # the text-bearing element being read
         self.at = (1, 1)                     # line and column of the markup being handled
 
@@ -115,26 +116,32 @@ class _Reader:
         self.at = (self.p.CurrentLineNumber, self.p.CurrentColumnNumber + 1)
         ns, _, name = qname.rpartition(" ")
         top = self.stack[-1] if self.stack else None
-        if (ns and ns != NS) or (top is not None and top.kind == "skip"):
+        own = {k: v for k, v in attrs.items() if " " not in k}   # namespaced attributes: extensions
+        dmlex = not ns or ns == NS
+        if top is None or top.kind == "wrapper":
+            if dmlex and name == "entry":
+                raise Refused("the document holds a lone <entry>, which has no langCode; wrap it in "
+                              "<lexicographicResource langCode=\"…\">")
+            if dmlex and name == "lexicographicResource":
+                res = {**own, **self._here()}
+                self.resources.append(res)
+                self.stack.append(_Frame("obj", name, res))
+            elif top is None:   # §5.1: any other document element holds lexicographicResources
+                self.stack.append(_Frame("wrapper", name))
+            else:
+                raise Refused(f"<{name}> in the document element <{top.name}>, which may hold "
+                              f"only <lexicographicResource> elements: not DMLex")
+            return
+        if not dmlex or top.kind == "skip":
             self.stack.append(_Frame("skip", name))
             return
-        if top is not None and top.kind == "text":
+        if top.kind == "text":
             if name not in _INLINE:
                 raise Refused(f"<{name}> is not allowed inside <{top.name}> (only inline markers are)")
             self.stack.append(_Frame("skip-in-text", name))
             return
-        if top is not None and top.kind == "skip-in-text":
+        if top.kind == "skip-in-text":
             self.stack.append(_Frame("skip-in-text", name))
-            return
-        own = {k: v for k, v in attrs.items() if " " not in k}   # namespaced attributes: extensions
-        if top is None:
-            if name == "entry":
-                raise Refused("the document is a lone <entry>, which has no langCode; wrap it in "
-                              "<lexicographicResource langCode=\"…\">")
-            if name != "lexicographicResource":
-                raise Refused(f"the root element is <{name}>, not <lexicographicResource>: not DMLex")
-            self.root = {**own, **self._here()}
-            self.stack.append(_Frame("obj", name, self.root))
             return
         assert top.obj is not None
         rule = _SCHEMA.get(top.name, {}).get(name)
@@ -183,9 +190,10 @@ class _Reader:
         raise Refused(f"an entity declaration ({name}); entities are not accepted")
 
 
-def read(path: Path) -> dict[str, Any]:
-    """The file's ``lexicographicResource`` as JSON-shaped objects; :class:`LoadError` with the
-    line and column when the XML is not well-formed or not DMLex."""
+def read(path: Path) -> list[dict[str, Any]]:
+    """The file's ``lexicographicResource`` (or, under another document element, resources, §5.1)
+    as JSON-shaped objects; :class:`LoadError` with the line and column when the XML is not
+    well-formed or not DMLex."""
     p = expat.ParserCreate(namespace_separator=" ")
     r = _Reader(p)
     p.buffer_text = True
@@ -209,6 +217,6 @@ def read(path: Path) -> dict[str, Any]:
             raise LoadError(f"{path}:{r.at[0]}:{r.at[1]}: refused: {e}") from None
         except (EOFError, gzip.BadGzipFile, zlib.error) as e:
             raise LoadError(f"{path}: truncated or corrupt gzip data ({e}); fetch the file again") from None
-    if r.root is None:  # pragma: no cover - expat reports a document without an element
+    if not r.resources:
         raise LoadError(f"{path}: no <lexicographicResource> element: not DMLex")
-    return r.root
+    return r.resources

@@ -212,7 +212,10 @@ BAD_XML = {
                             "</lexicographicResource>",
                             r":2:1: refused: <sense> is not allowed in <lexicographicResource>; "
                             r"a <sense> belongs in an <entry>"),
-    "not dmlex": ('<LexicalResource><Lexicon id="x"/></LexicalResource>', r"not <lexicographicResource>"),
+    "not dmlex": ('<LexicalResource>\n  <Lexicon id="x"/></LexicalResource>',
+                  r":2:3: refused: <Lexicon> in the document element <LexicalResource>, which may "
+                  r"hold only <lexicographicResource> elements: not DMLex"),
+    "no resource": ("<dictionaries>\n</dictionaries>", r"no <lexicographicResource> element: not DMLex"),
     "lone entry": (f"<entry {NS}><headword>w</headword></entry>", r"lone <entry>, which has no langCode"),
     "no langCode": (f"<lexicographicResource>{_ENTRY}</lexicographicResource>",
                     r":1:1: the lexicographicResource lacks its langCode"),
@@ -351,3 +354,27 @@ def test_cli_loads_both_and_refuses_in_one_line(tmp_path: Path, capsys: pytest.C
     assert main(["--store", store, "load", str(bad)]) == 2
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and "senses belongs in an entry" in err
+
+
+def test_several_resources_in_one_document(tmp_path: Path, mem_store: EmbeddedStore) -> None:
+    """§5.1: another document element may hold several resources; §5.2: JSON Lines, one a line."""
+    he = '<lexicographicResource langCode="he"><entry><headword>בית</headword></entry></lexicographicResource>'
+    en = (f'<lexicographicResource {NS} langCode="en" uri="http://example.org/en">'
+          "<entry><headword>house</headword></entry></lexicographicResource>")
+    x = tmp_path / "both.dmlex.xml"
+    x.write_text(f"<dictionaries>\n  {he}\n  {en}\n</dictionaries>", encoding="utf-8")
+    j = tmp_path / "both.dmlex.json"
+    j.write_text(json.dumps({"langCode": "he", "entries": [{"headword": "בית"}]}) + "\n\n"
+                 + json.dumps({"langCode": "en", "uri": "http://example.org/en",
+                               "entries": [{"headword": "house"}]}) + "\n", encoding="utf-8")
+    _, px = parse_file(x)
+    _, pj = parse_file(j)
+    assert set(px.quads) == set(pj.quads) and px.entries == 2
+    lexicons = {q.subject.value for q in px.quads if q.predicate == LIME.language}
+    assert lexicons == {ID + "dmlex/both/1", ID + "dmlex/example.org/en"}
+    j.write_text('{"langCode": "he"}\n{"langCode": "en", "entries": [{"senses": []}]}\n', encoding="utf-8")
+    _refused(mem_store, j, r": line 2: entries\[0\]: an entry lacks its headword")
+    j.write_text('{"langCode": "he"}\n{"langCode": \n', encoding="utf-8")
+    _refused(mem_store, j, r":2:\d+: not valid DMLex JSON Lines")
+    j.write_text('{"langCode": "he"}\n{"headword": "a"}\n', encoding="utf-8")
+    _refused(mem_store, j, r"line 2: refused: a lone entry")
