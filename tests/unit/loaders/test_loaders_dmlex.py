@@ -378,3 +378,29 @@ def test_several_resources_in_one_document(tmp_path: Path, mem_store: EmbeddedSt
     _refused(mem_store, j, r":2:\d+: not valid DMLex JSON Lines")
     j.write_text('{"langCode": "he"}\n{"headword": "a"}\n', encoding="utf-8")
     _refused(mem_store, j, r"line 2: refused: a lone entry")
+
+
+def test_a_translation_shares_the_reading_of_the_sense_it_translates(tmp_path: Path) -> None:
+    """No thesaurus: the sense-only reading 'spring' of עין is also the reading of the English
+    translation 'spring', so a Hebrew question finds the English document through the dictionary."""
+    from kg_rag.api import KnowledgeGraph
+
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "c.jsonl").write_text("\n".join(json.dumps(d, ensure_ascii=False) for d in (
+        {"id": "he1", "title": "he1", "text": "שתינו מים קרים מן העין שבהרים.", "lang": "he"},
+        {"id": "en1", "title": "en1", "text": "We drank cold water from the spring in the hills.", "lang": "en"},
+        {"id": "en2", "title": "en2", "text": "Her eyes are green.", "lang": "en"},
+    )) + "\n", encoding="utf-8")
+    kg = KnowledgeGraph(EmbeddedStore(":memory:"))
+    kg.load([XML])
+    kg.index([docs])
+    spring = BASE + "entry/ayin-n/sense/2"
+    en = kg.ask("Where does the spring come from?", lang="en", k=5)
+    (m,) = en.mentions
+    assert [c.concept for c in m.mention.candidates] == [spring]
+    he = kg.ask("מאיפה נובעת העין?", lang="he", k=5)
+    (m,) = he.mentions
+    assert {c.concept for c in m.mention.candidates} == {EYE.value, spring}
+    hit = [r for r in he.results if r.title == "en1"]       # (whichever reading the selector prefers)
+    assert hit and spring in {c.iri for c in hit[0].concepts}
