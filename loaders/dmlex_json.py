@@ -4,7 +4,7 @@ The document is one ``lexicographicResource`` object, or several in JSON Lines (
 lone ``entry`` has no ``langCode`` and is refused. Every object is checked against the members DMLex
 gives it: a member of the wrong JSON type, or a member DMLex does not define (``"senses"`` on the
 resource, a typo), is an error naming its JSON path; members whose name contains ``:``
-(``"kgr:note"``) are custom extensions (DMLex conformance 1.2) and skipped. Members of modules
+(``"x:note"``) are custom extensions (DMLex conformance 1.2) and skipped. Members of modules
 kg-rag does not map (pronunciations, etymology, relations, annotation markers…) are accepted and
 not read.
 """
