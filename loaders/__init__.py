@@ -1,8 +1,9 @@
 """Loaders: vocabulary files → RDF in the store, one named graph per source plus a catalog record.
 
 Formats: SKOS (also SKOS-XL) and OntoLex-Lemon in any RDF syntax pyoxigraph reads (Turtle,
-RDF/XML, N-Triples, N-Quads, TriG, JSON-LD; gzip transparently), WordNet LMF XML, and WordNet
-sense frequencies (``cntlist.rev``, :mod:`loaders.cntlist`).
+RDF/XML, N-Triples, N-Quads, TriG, JSON-LD; gzip transparently), WordNet LMF XML, OASIS DMLex
+XML and JSON (:mod:`loaders.dmlex`), and WordNet sense frequencies (``cntlist.rev``,
+:mod:`loaders.cntlist`).
 A file is parsed and mapped completely before anything is written, so a malformed file leaves
 the store as it was.
 
@@ -27,7 +28,7 @@ from pyoxigraph import NamedNode
 from kg_rag.errors import LoadError, StoreError
 from kg_rag.namespaces import ID
 from kg_rag.store import Store
-from loaders import cntlist, rdf, wnlmf
+from loaders import cntlist, dmlex, rdf, wnlmf
 from loaders.catalog import (
     SourceRecord,
     drop_source,
@@ -61,7 +62,7 @@ def stale(record: SourceRecord) -> bool:
 _RESERVED = tuple(f"{ID}{part}/" for part in ("graph", "doc", "question", "decision", "ann"))
 #: what ``--format`` accepts
 FORMATS = ("auto", "turtle", "rdfxml", "ntriples", "nquads", "trig", "jsonld", "wn-lmf",
-           "ontolex", "skos", "cntlist")
+           "ontolex", "skos", "cntlist", "dmlex")
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,18 +79,29 @@ class LoadReport:
 
 
 def detect_format(path: Path, fmt: str = "auto") -> str:
-    """The syntax of ``path``: ``wn-lmf``, ``cntlist`` or an RDF syntax name (see :data:`rdf.SYNTAXES`)."""
+    """The syntax of ``path``: ``wn-lmf``, ``cntlist``, ``dmlex-xml``, ``dmlex-json`` or an RDF
+    syntax name (see :data:`rdf.SYNTAXES`)."""
     if fmt not in FORMATS:
         raise LoadError(f"{path}: unknown format {fmt!r}; use one of {', '.join(FORMATS)}")
+    if fmt == "dmlex":
+        found = dmlex.syntax_from_name(path) or dmlex.sniff(peek(path, 4096))
+        if found is None:
+            raise LoadError(f"{path}: --format dmlex, but the file starts neither with a "
+                            f"<lexicographicResource> element nor with a JSON object")
+        return found
     if fmt not in ("auto", "ontolex", "skos"):
         return fmt
     if fmt == "auto" and cntlist.is_cntlist(path):
         return "cntlist"
+    if fmt == "auto" and (found := dmlex.syntax_from_name(path)) is not None:
+        return found
     syntax = rdf.syntax_from_name(path)
-    if syntax is None or syntax == "rdfxml":
+    if syntax in (None, "rdfxml", "jsonld"):
         head = peek(path, 4096)
-        if wnlmf.is_lmf(head):
+        if syntax != "jsonld" and wnlmf.is_lmf(head):
             return "wn-lmf"
+        if fmt == "auto" and (found := dmlex.sniff(head)) is not None:
+            return found
         if syntax is None:
             syntax = rdf.sniff(head)
     if syntax is None:
@@ -123,6 +135,8 @@ def parse_file(path: Path, fmt: str = "auto", graph: str | None = None,
         return g, wnlmf.parse(path, progress)
     if syntax == "cntlist":
         return g, cntlist.parse(path, g)
+    if syntax in dmlex.MEDIA_TYPES:
+        return g, dmlex.parse(path, syntax, g)
     return g, rdf.parse(path, syntax, g, pipeline=fmt if fmt in ("ontolex", "skos") else "auto")
 
 

@@ -129,6 +129,23 @@ def _normalise(quads: list[Quad], graph: NamedNode) -> list[Quad]:
     return out
 
 
+def complete(quads: list[Quad], graph: NamedNode) -> tuple[list[Quad], dict[str, int], set[str]]:
+    """``quads`` (triples of the default graph) with the SKOS and OntoLex materialisations
+    added, each statement once; the counts of concepts, entries, senses and distinct subjects;
+    and the base languages of the labels and written forms. Shared by the RDF and DMLex loaders."""
+    tmp = EmbeddedStore(":memory:")
+    tmp.oxigraph.bulk_extend(quads)
+    tmp.oxigraph.bulk_extend(skos.materialise(tmp, graph) + ontolex.materialise(tmp, graph))
+    row = tmp.select("select-source-counts")[0]
+    counts = {k: int(row[k].value) for k in ("concepts", "entries", "senses")}
+    out = list(tmp.oxigraph)  # the scratch store holds each statement once
+    languages = {base_language(q.object.language) for q in out
+                 if q.predicate in _LABEL_PREDICATES and isinstance(q.object, Literal)
+                 and q.object.language}
+    counts["entities"] = len({q.subject for q in out})
+    return out, counts, languages
+
+
 def parse(path: Path, syntax: str, graph: NamedNode, pipeline: str = "auto") -> Parsed:
     """Parse, normalise and materialise a whole RDF file into quads of ``graph``."""
     data = read_all(path)
@@ -136,25 +153,14 @@ def parse(path: Path, syntax: str, graph: NamedNode, pipeline: str = "auto") -> 
         check_xml(path, data)
     quads = _normalise(_parse_quads(path, data, syntax), graph)
     del data
-    tmp = EmbeddedStore(":memory:")
-    tmp.oxigraph.bulk_extend(quads)
-    del quads
-    tmp.oxigraph.bulk_extend(skos.materialise(tmp, graph) + ontolex.materialise(tmp, graph))
-    counts = tmp.select("select-source-counts")[0]
-    concepts = int(counts["concepts"].value)
-    entries = int(counts["entries"].value)
-    senses = int(counts["senses"].value)
-    quads = list(tmp.oxigraph)  # the scratch store holds each statement once
-    languages = {base_language(q.object.language) for q in quads
-                 if q.predicate in _LABEL_PREDICATES and isinstance(q.object, Literal)
-                 and q.object.language}
+    quads, counts, languages = complete(quads, graph)
+    concepts, entries, senses = counts["concepts"], counts["entries"], counts["senses"]
     if pipeline == "ontolex" or (pipeline == "auto" and entries):
         kind = "ontolex"
     elif pipeline == "skos" or concepts:
         kind = "skos"
     else:
         kind = "rdf"
-    entities = len({q.subject for q in quads})
     return Parsed(kind=kind, media_type=SYNTAXES[syntax][1], quads=quads, triples=len(quads),
-                  concepts=concepts, entries=entries, senses=senses, entities=entities,
+                  concepts=concepts, entries=entries, senses=senses, entities=counts["entities"],
                   languages=languages)
