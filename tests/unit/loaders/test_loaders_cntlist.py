@@ -48,3 +48,17 @@ def test_a_malformed_line_is_a_load_error_naming_it(mem_store: EmbeddedStore, tm
         load_file(mem_store, path)
     assert counts(mem_store) == {}                   # nothing was written
     assert not [r for r in list_sources(mem_store) if r.kind == "sense-counts"]
+
+
+def test_a_store_with_counts_loaded_conforms_to_its_shapes(mem_store: EmbeddedStore, tmp_path: Path) -> None:
+    """The catalog records the counts as source kind ``sense-counts``; the shapes once allowed
+    only skos/ontolex/wn-lmf/dmlex/rdf, so a store with counts failed its own validation."""
+    pytest.importorskip("pyshacl", reason="needs pyshacl")
+    from kg_rag.pipeline.shapes import validate
+
+    from kg_rag.resources import resource_path
+
+    load_file(mem_store, resource_path("demo") / "dictionary.ttl")
+    load_file(mem_store, write(tmp_path, CNTLIST))
+    ok, report = validate(mem_store)
+    assert ok, report
