@@ -45,6 +45,11 @@ from kg_rag.text.normalise import nfc, strip_bidi
 log = logging.getLogger(__name__)
 
 MAX_QUESTION_CHARS = 2000
+#: :attr:`Answer.reason` of a question none of whose words is a label or written form in the store
+NO_CONCEPT = ("no known concept in the question: none of its words is a label or written form in "
+              "this store; rephrase it, give its language, or load a vocabulary that covers it")
+#: :attr:`Answer.reason` when the question's concepts are in no indexed document
+NO_MATCH = "no indexed document mentions the question's concepts"
 
 
 class KnowledgeGraph:
@@ -220,21 +225,19 @@ class KnowledgeGraph:
             code = detect(q, default="en")
         return q, code
 
-    def _analyse(self, q: str, lang: str, wsd: WsdMode, write: bool, require_concept: bool = False,
+    def _analyse(self, q: str, lang: str, wsd: WsdMode, write: bool,
                  focus: tuple[int, int] | None = None,
                  extra: Sequence[Quad] = ()) -> tuple[NamedNode, tuple[Decided, ...], Outcome]:
         mentions = list(self.annotator.annotate(q, lang))
         if not mentions:
-            if require_concept:
-                raise InputError("no known concept in the question; rephrase it or load a "
-                                 "vocabulary that covers its words")
             write = False  # nothing to record
-        if focus is not None and not focus_mentions([(m.start, m.end) for m in mentions], focus):
+        if mentions and focus is not None and not focus_mentions([(m.start, m.end) for m in mentions], focus):
             s, e = focus
             raise InputError(f"the focus {s}:{e} ({q[s:e]!r}) is no word or phrase of the loaded "
                              "vocabularies (function words are not annotated): nothing to rank by")
         unit = Unit(0, len(q), lang, q, tuple(mentions))
-        selector = self.selector(wsd) if wsd is not WsdMode.NONE else None
+        # no mention: nothing to decide, so no selector is needed (nor its configuration)
+        selector = self.selector(wsd) if wsd is not WsdMode.NONE and mentions else None
         outcome = decide(self.store, [unit], selector)
         iri = record.question_iri(q, lang, wsd)
         if write:
@@ -257,7 +260,12 @@ class KnowledgeGraph:
             wsd: WsdMode | str | None = None,
             focus: tuple[int, int] | None = None, expansion: dict[str, float] | None = None,
             exclude_ids: Iterable[str] = ()) -> Answer:
-        """Annotate the question, decide its senses, rank documents by the chosen concepts."""
+        """Annotate the question, decide its senses, rank documents by the chosen concepts.
+
+        A question none of whose words the store knows is no error: its answer has no results
+        and says why (:attr:`Answer.reason`). Bad input (an empty question, a bad ``k``, a
+        focus outside the question or on a word that is no mention) raises :class:`InputError`.
+        """
         t0 = time.perf_counter()
         if not isinstance(k, int) or k < 1 or k > 1000:
             raise InputError("k must be an integer between 1 and 1000")
@@ -271,9 +279,11 @@ class KnowledgeGraph:
         if mode is WsdMode.NONE:
             cfg = replace(cfg, match="label")
         retrieval = record.retrieval_quads(record.question_iri(q, code, mode), cfg, k, mode, focus)
-        iri, decided, outcome = self._analyse(q, code, mode, write=True, require_concept=True, focus=focus,
-                                              extra=retrieval)
+        iri, decided, outcome = self._analyse(q, code, mode, write=True, focus=focus, extra=retrieval)
         t1 = time.perf_counter()
+        if not decided:  # an empty result, not an error: nothing to rank by, nothing recorded
+            return Answer(question=q, question_iri="", lang=code, mentions=(), results=(), wsd=mode,
+                          timings_ms={"analyse": (t1 - t0) * 1000}, reason=NO_CONCEPT)
         concepts = question_concepts([mention_reading(d.mention, d.selection, d.decision.value if d.decision else None,
                                                       mode is WsdMode.NONE) for d in decided], focus)
         expanded = expand(self.store, concepts, cfg)
@@ -284,6 +294,7 @@ class KnowledgeGraph:
             mentions=tuple(_report(d, iri) for d in decided), results=tuple(results), wsd=mode,
             llm_calls=outcome.llm_calls, tokens_in=outcome.tokens_in, tokens_out=outcome.tokens_out,
             timings_ms={"analyse": (t1 - t0) * 1000, "retrieve": (t2 - t1) * 1000},
+            reason="" if results else NO_MATCH,
         )
 
     def explain(self, iri: str, document: str | None = None) -> Explanation:

@@ -94,8 +94,9 @@ class KgRagRetriever(BaseRetriever):
     (``KG_RAG_STORE`` / ``KG_RAG_ENDPOINT``) is used. ``invoke(question, k=…, wsd=…, language=…)``
     overrides the fields for one call.
 
-    A question with no known concept raises :class:`kg_rag.errors.InputError` (it is not turned
-    into an empty list): load a vocabulary that covers it, or catch the error in the chain.
+    A question with no known concept gives no documents (``[]``; :meth:`ask` returns the
+    :class:`~kg_rag.model.Answer` whose ``reason`` says why), so a chain goes on without context.
+    Bad input (an empty question, a bad option) raises :class:`kg_rag.errors.InputError`.
     """
 
     model_config = ConfigDict(arbitrary_types_allowed=True)

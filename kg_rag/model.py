@@ -182,3 +182,6 @@ class Answer:
     tokens_in: int = 0
     tokens_out: int = 0
     timings_ms: dict[str, float] = field(default_factory=dict, compare=False, hash=False)
+    #: why ``results`` is empty ("" when there are results): no known concept in the question
+    #: (then nothing was recorded and ``question_iri`` is ""), or no document matches
+    reason: str = ""

@@ -66,4 +66,5 @@ def answer_dict(a: Answer) -> dict[str, Any]:
         "results": [result_dict(r) for r in a.results],
         "llm": {"calls": a.llm_calls, "tokens_in": a.tokens_in, "tokens_out": a.tokens_out},
         "timings_ms": {k: round(v, 2) for k, v in a.timings_ms.items()},
+        "reason": a.reason,
     }

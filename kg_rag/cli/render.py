@@ -38,10 +38,12 @@ def mention_lines(reports: tuple[MentionReport, ...] | list[MentionReport], labe
 def answer_text(kg: KnowledgeGraph, a: Answer, passages: bool = True) -> str:
     iris = [c.concept for r in a.mentions for c in r.mention.candidates]
     labels = kg.labels(iris, a.lang)
-    lines = [f"question [{a.lang}] ({a.wsd}): {a.question}", f"  <{a.question_iri}>"]
+    lines = [f"question [{a.lang}] ({a.wsd}): {a.question}"]
+    if a.question_iri:
+        lines.append(f"  <{a.question_iri}>")
     lines += mention_lines(a.mentions, labels)
     if not a.results:
-        lines.append("  no documents match the chosen concepts")
+        lines.append(f"  no results: {a.reason or 'no document matches the chosen concepts'}")
     for i, r in enumerate(a.results, 1):
         via = ", ".join(c.label for c in r.concepts[:4])
         lines.append(f"  {i:2d}. {r.score:7.3f}  {r.doc_id} [{r.lang}] {r.title} — via {via}")

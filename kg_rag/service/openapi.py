@@ -75,7 +75,10 @@ SCHEMAS: dict[str, Any] = {
         "results": {"type": "array", "items": {"$ref": "#/components/schemas/Result"}},
         "llm": _obj({"calls": _I, "tokens_in": _I, "tokens_out": _I}),
         "timings_ms": {"type": "object", "additionalProperties": _N},
-    }, ("question", "question_iri", "mentions", "results")),
+        "reason": {"type": "string", "description":
+                   "why results is empty ('' when there are results): no known concept in the "
+                   "question (nothing was recorded, question_iri is ''), or no document matches"},
+    }, ("question", "question_iri", "mentions", "results", "reason")),
     "AskRequest": _obj({
         "question": {"type": "string", "minLength": 1, "maxLength": 2000},
         "language": {"type": "string", "nullable": True, "description": "BCP 47 code or 'auto'"},

@@ -201,9 +201,13 @@ def test_expansion_weights_change_the_ranking(retriever: KgRagRetriever, demo_st
     assert {d.metadata["doc_id"] for d in narrow} < {d.metadata["doc_id"] for d in wide}
 
 
-def test_unknown_question_raises_instead_of_returning_nothing(retriever: KgRagRetriever) -> None:
-    with pytest.raises(InputError, match="no known concept"):
-        retriever.invoke("qwertyuiop zxcvbnm")
+def test_unknown_question_gives_no_documents_and_bad_input_raises(retriever: KgRagRetriever) -> None:
+    assert retriever.invoke("qwertyuiop zxcvbnm") == []
+    assert "no known concept" in retriever.ask("qwertyuiop zxcvbnm").reason
+    with pytest.raises(InputError, match="empty"):
+        retriever.invoke("   ")
+    with pytest.raises(InputError, match="unknown retriever option"):
+        retriever.invoke(BAD, colour="red")
 
 
 def test_async_does_not_block_the_event_loop(

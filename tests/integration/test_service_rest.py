@@ -135,6 +135,20 @@ def test_ask_errors_are_problems(api: tuple[httpx.Client, KnowledgeGraph], kwarg
     _problem(c.post("/ask", **kwargs), status)
 
 
+def test_a_question_of_unknown_words_is_200_with_no_results_and_a_reason(
+        api: tuple[httpx.Client, KnowledgeGraph]) -> None:
+    c, _ = api
+    before = c.get("/stats").json()["triples"]
+    r = c.post("/ask", json={"question": "qwertyuiop zxcvbnm", "k": 3})
+    assert r.status_code == 200, r.text
+    a = r.json()
+    assert a["results"] == [] and a["mentions"] == [] and "no known concept" in a["reason"]
+    assert c.get("/stats").json()["triples"] == before  # nothing recorded
+    assert c.post("/ask", json={"question": QUESTION, "language": "he"}).json()["reason"] == ""
+    page = c.get("/", params={"q": "qwertyuiop zxcvbnm"})
+    assert page.status_code == 200 and "no known concept" in page.text
+
+
 def test_a_mistyped_wsd_mode_is_bad_input_not_a_server_fault(
         api: tuple[httpx.Client, KnowledgeGraph]) -> None:
     c, _ = api
