@@ -21,7 +21,7 @@ from kg_rag.derived import Derived
 from kg_rag.documents import SourceDocument, read_documents
 from kg_rag.errors import InputError, NotFoundError
 from kg_rag.explain.question import Explanation, explain
-from kg_rag.model import Answer, MentionReport
+from kg_rag.model import Answer, LanguageGuess, Mention, MentionReport
 from kg_rag.namespaces import KGR
 from kg_rag.pipeline import record
 from kg_rag.pipeline.decide import Decided, Outcome, Unit, decide
@@ -211,24 +211,29 @@ class KnowledgeGraph:
                  "title": r["title"].value if "title" in r else ""} for r in rows]
 
     # --- questions --------------------------------------------------------------------------
-    def _question(self, question: str, lang: str | None) -> tuple[str, str]:
-        from kg_rag.text.langid import check_language, detect
+    def _question(self, question: str, lang: str | None) -> tuple[str, LanguageGuess, list[Mention]]:
+        """The question cleaned (NFC, no bidi controls), its language and its mentions."""
+        from kg_rag.pipeline.language import question_language
+        from kg_rag.text.langid import check_language
 
         if not isinstance(question, str) or not question.strip():
             raise InputError("the question is empty; type a question")
+        if lang and lang != "auto":
+            check_language(lang)  # a bad code is bad input before anything else
         q = nfc(strip_bidi(question)).strip()
         if len(q) > MAX_QUESTION_CHARS:
             raise InputError(f"the question is longer than {MAX_QUESTION_CHARS} characters")
-        if lang and lang != "auto":
-            code = check_language(lang)
-        else:
-            code = detect(q, default="en")
-        return q, code
+        guess, mentions = question_language(q, lang, self.store, self.annotator.annotate)
+        return q, guess, mentions
 
-    def _analyse(self, q: str, lang: str, wsd: WsdMode, write: bool,
+    def language(self, text: str, lang: str | None = None) -> LanguageGuess:
+        """The language :meth:`ask` and :meth:`annotate` take ``text`` to be in, and why
+        (``lang``: a code, or None/"auto" to detect it)."""
+        return self._question(text, lang)[1]
+
+    def _analyse(self, q: str, lang: str, mentions: list[Mention], wsd: WsdMode, write: bool,
                  focus: tuple[int, int] | None = None,
                  extra: Sequence[Quad] = ()) -> tuple[NamedNode, tuple[Decided, ...], Outcome]:
-        mentions = list(self.annotator.annotate(q, lang))
         if not mentions:
             write = False  # nothing to record
         if mentions and focus is not None and not focus_mentions([(m.start, m.end) for m in mentions], focus):
@@ -251,9 +256,9 @@ class KnowledgeGraph:
                  wsd: WsdMode | str | None = None) -> list[MentionReport]:
         """Mentions of ``text`` with candidates and chosen senses (decisions are recorded)."""
         mode = self.mode(wsd)
-        q, code = self._question(text, lang)
+        q, guess, mentions = self._question(text, lang)
         write = mode is not WsdMode.NONE
-        iri, decided, _ = self._analyse(q, code, mode, write=write)
+        iri, decided, _ = self._analyse(q, guess.lang, mentions, mode, write=write)
         return [_report(d, iri if write and decided else None) for d in decided]
 
     def ask(self, question: str, lang: str | None = None, k: int = 10,
@@ -270,7 +275,8 @@ class KnowledgeGraph:
         if not isinstance(k, int) or k < 1 or k > 1000:
             raise InputError("k must be an integer between 1 and 1000")
         mode = self.mode(wsd)
-        q, code = self._question(question, lang)
+        q, guess, mentions = self._question(question, lang)
+        code = guess.lang
         if focus is not None:
             s, e = focus
             if not (0 <= s < e <= len(q)):
@@ -279,11 +285,12 @@ class KnowledgeGraph:
         if mode is WsdMode.NONE:
             cfg = replace(cfg, match="label")
         retrieval = record.retrieval_quads(record.question_iri(q, code, mode), cfg, k, mode, focus)
-        iri, decided, outcome = self._analyse(q, code, mode, write=True, focus=focus, extra=retrieval)
+        iri, decided, outcome = self._analyse(q, code, mentions, mode, write=True, focus=focus,
+                                              extra=retrieval)
         t1 = time.perf_counter()
         if not decided:  # an empty result, not an error: nothing to rank by, nothing recorded
             return Answer(question=q, question_iri="", lang=code, mentions=(), results=(), wsd=mode,
-                          timings_ms={"analyse": (t1 - t0) * 1000}, reason=NO_CONCEPT)
+                          timings_ms={"analyse": (t1 - t0) * 1000}, language=guess, reason=NO_CONCEPT)
         concepts = question_concepts([mention_reading(d.mention, d.selection, d.decision.value if d.decision else None,
                                                       mode is WsdMode.NONE) for d in decided], focus)
         expanded = expand(self.store, concepts, cfg)
@@ -294,7 +301,7 @@ class KnowledgeGraph:
             mentions=tuple(_report(d, iri) for d in decided), results=tuple(results), wsd=mode,
             llm_calls=outcome.llm_calls, tokens_in=outcome.tokens_in, tokens_out=outcome.tokens_out,
             timings_ms={"analyse": (t1 - t0) * 1000, "retrieve": (t2 - t1) * 1000},
-            reason="" if results else NO_MATCH,
+            language=guess, reason="" if results else NO_MATCH,
         )
 
     def explain(self, iri: str, document: str | None = None) -> Explanation:

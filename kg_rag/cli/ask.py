@@ -8,7 +8,7 @@ from kg_rag.api import KnowledgeGraph
 from kg_rag.cli.common import WSD_HELP, print_json, store_from_args, wsd_arg
 from kg_rag.cli.render import answer_text, mention_lines
 from kg_rag.errors import InputError
-from kg_rag.serialize import answer_dict, mention_dict
+from kg_rag.serialize import answer_dict, language_dict, mention_dict
 from kg_rag.text.normalise import for_terminal
 
 
@@ -60,12 +60,16 @@ def cmd_ask(args: argparse.Namespace) -> int:
 def cmd_annotate(args: argparse.Namespace) -> int:
     with KnowledgeGraph(store_from_args(args)) as kg:
         reports = kg.annotate(args.text, lang=args.lang, wsd=args.wsd)
+        guess = kg.language(args.text, lang=args.lang)
         if args.json:
-            print_json([mention_dict(r) for r in reports])
+            print_json({"text": args.text, "lang": guess.lang, "language": language_dict(guess),
+                        "mentions": [mention_dict(r) for r in reports]})
         else:
-            lang = reports[0].mention.lang if reports else "en"
-            labels = kg.labels([c.concept for r in reports for c in r.mention.candidates], lang)
-            print(for_terminal("\n".join(mention_lines(reports, labels)) or "no mentions"))
+            labels = kg.labels([c.concept for r in reports for c in r.mention.candidates], guess.lang)
+            lines = [f"language: {guess.note()}", *mention_lines(reports, labels)]
+            if not reports:
+                lines.append("no mentions: none of its words is a label or written form in this store")
+            print(for_terminal("\n".join(lines)))
     return 0
 
 

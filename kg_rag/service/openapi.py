@@ -69,8 +69,15 @@ SCHEMAS: dict[str, Any] = {
                                          "annotations": _I,
                                          "counted": _N})},
     }, ("id", "iri", "score", "passage")),
+    "Language": _obj({
+        "lang": _S, "langs": {"type": "array", "items": _S}, "note": _S,
+        "source": {"type": "string", "enum": ["given", "script", "detected", "labels", "default"],
+                   "description": "how lang was decided; labels: a short text whose words are "
+                                  "labels in langs (the readings of each are candidates)"},
+    }, ("lang", "source", "langs")),
     "Answer": _obj({
         "question": _S, "question_iri": _S, "lang": _S, "wsd": _S,
+        "language": {"allOf": [{"$ref": "#/components/schemas/Language"}], "nullable": True},
         "mentions": {"type": "array", "items": {"$ref": "#/components/schemas/Mention"}},
         "results": {"type": "array", "items": {"$ref": "#/components/schemas/Result"}},
         "llm": _obj({"calls": _I, "tokens_in": _I, "tokens_out": _I}),
@@ -132,7 +139,7 @@ def openapi_document() -> dict[str, Any]:
                 "requestBody": {"required": True, "content": {"application/json": {
                     "schema": {"$ref": "#/components/schemas/AnnotateRequest"}}}},
                 "responses": {"200": _json(_obj({
-                    "text": _S, "lang": _S,
+                    "text": _S, "lang": _S, "language": {"$ref": "#/components/schemas/Language"},
                     "mentions": {"type": "array", "items": {"$ref": "#/components/schemas/Mention"}},
                 }, ("mentions",))), **_problems(400, 413, 415, 429, 500, 502, 503)}}},
             "/explain": {"get": {

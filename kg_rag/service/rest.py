@@ -24,7 +24,7 @@ from kg_rag import Explanation, WsdMode
 from kg_rag.api import KnowledgeGraph
 from kg_rag.documents import SourceDocument, doc_from_record, read_documents
 from kg_rag.errors import InputError, KgRagError
-from kg_rag.serialize import answer_dict, mention_dict
+from kg_rag.serialize import answer_dict, language_dict, mention_dict
 from kg_rag.service.bodies import UnsupportedMediaType, media_type, read_body
 from kg_rag.service.openapi import openapi_document
 from kg_rag.service.sparql_endpoint import check_token
@@ -69,8 +69,8 @@ class RestApi:
         wsd = _wsd(_str(body, "wsd"))
         reports = await run_in_threadpool(self._call, self.kg.annotate, text,
                                           _str(body, "language"), wsd)
-        lang = reports[0].mention.lang if reports else (_str(body, "language") or "")
-        return JSONResponse({"text": text, "lang": lang,
+        guess = await run_in_threadpool(self._call, self.kg.language, text, _str(body, "language"))
+        return JSONResponse({"text": text, "lang": guess.lang, "language": language_dict(guess),
                              "mentions": [mention_dict(r) for r in reports]})
 
     async def ask(self, request: Request) -> Response:

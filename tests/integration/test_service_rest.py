@@ -149,6 +149,18 @@ def test_a_question_of_unknown_words_is_200_with_no_results_and_a_reason(
     assert page.status_code == 200 and "no known concept" in page.text
 
 
+def test_a_keyword_says_which_language_was_assumed(api: tuple[httpx.Client, KnowledgeGraph]) -> None:
+    c, _ = api
+    a = c.post("/ask", json={"question": "Zug", "k": 2}).json()
+    assert a["lang"] == "de" and a["language"]["source"] == "labels" and a["results"]
+    a = c.post("/ask", json={"question": "Bank", "k": 2}).json()
+    assert a["language"]["langs"] == ["de", "en"]
+    ann = c.post("/annotate", json={"text": "Hahn"}).json()
+    assert ann["lang"] == "de" and ann["language"]["source"] == "labels" and ann["mentions"]
+    given = c.post("/ask", json={"question": QUESTION, "language": "he"}).json()["language"]
+    assert given == {"lang": "he", "source": "given", "langs": ["he"], "note": "he (given)"}
+
+
 def test_a_mistyped_wsd_mode_is_bad_input_not_a_server_fault(
         api: tuple[httpx.Client, KnowledgeGraph]) -> None:
     c, _ = api

@@ -50,3 +50,22 @@ def test_a_question_of_unknown_words_is_an_empty_answer_not_an_error(
 def test_bad_input_stays_an_error(store: Path, capsys: pytest.CaptureFixture[str]) -> None:
     code, _, err = run(capsys, store, "ask", "   ")
     assert code == 2 and "empty" in err and err.count("\n") == 1
+
+
+def test_a_keyword_is_read_in_the_store_languages_and_the_cli_says_so(
+        store: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = run(capsys, store, "ask", "Hahn", "-k", "2")
+    assert code == 0, err
+    assert "question [de]" in out and "language: de (assumed: its words are labels in de" in out
+    assert "no results" not in out
+    code, out, _ = run(capsys, store, "ask", "--json", "Bank")
+    lang = json.loads(out)["language"]
+    assert code == 0 and lang["source"] == "labels" and lang["langs"] == ["de", "en"]
+    code, out, _ = run(capsys, store, "ask", "Bank")
+    assert code == 0 and "de or en" in out and "[en]" in out and "[de]" in out
+    code, out, _ = run(capsys, store, "annotate", "--json", "Zug")
+    ann = json.loads(out)
+    assert code == 0 and ann["lang"] == "de" and ann["language"]["source"] == "labels"
+    assert ann["mentions"][0]["text"] == "Zug"
+    code, out, _ = run(capsys, store, "ask", "Hahn", "--lang", "de")
+    assert code == 0 and "language:" not in out  # given: nothing assumed
