@@ -37,7 +37,8 @@ except ImportError as e:  # pragma: no cover - depends on the installed extras
     from kg_rag.errors import ConfigError
 
     raise ConfigError(
-        "kg_rag.langchain needs langchain-core; install it with pip install 'kg-rag[langchain]'"
+        "kg_rag.langchain needs langchain-core: install the 'langchain' extra from the kg-rag "
+        "source folder with pip install '.[langchain]'"
     ) from e
 
 from pydantic import ConfigDict, Field, PrivateAttr, field_validator, model_validator

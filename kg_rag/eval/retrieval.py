@@ -188,7 +188,7 @@ def bm25_run(data: BeirSet, k: int, exclude: Mapping[str, frozenset[str]]) -> di
     try:
         import bm25s
     except ImportError as e:  # pragma: no cover - eval extra
-        raise KgRagError("the BM25 reference row needs bm25s: pip install 'kg-rag[eval]'") from e
+        raise KgRagError("the BM25 reference row needs bm25s: install the 'eval' extra from the kg-rag source folder with pip install '.[eval]'") from e
     logging.getLogger("bm25s").setLevel(logging.WARNING)  # it sets itself to DEBUG on import
     ids = [d.id for d in data.corpus]
     retriever = bm25s.BM25()
