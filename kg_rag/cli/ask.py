@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 
 from kg_rag.api import KnowledgeGraph
-from kg_rag.cli.common import WSD_HELP, print_json, store_from_args, wsd_arg
+from kg_rag.cli.common import WSD_HELP, print_json, store_from_args, text_arg, wsd_arg
 from kg_rag.cli.render import answer_text, mention_lines
 from kg_rag.errors import InputError
 from kg_rag.serialize import answer_dict, language_dict, mention_dict
@@ -22,7 +22,7 @@ def _focus(value: str) -> tuple[int, int]:
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p = sub.add_parser("ask", help="retrieve documents for a question by its chosen concepts")
-    p.add_argument("question")
+    p.add_argument("question", help="the question ('-': read it from standard input)")
     p.add_argument("--lang", default="auto", help="language code or auto (default)")
     p.add_argument("-k", type=int, default=10, help="number of documents (default 10)")
     p.add_argument("--wsd", type=wsd_arg, help=WSD_HELP)
@@ -31,7 +31,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.set_defaults(func=cmd_ask)
 
     p = sub.add_parser("annotate", help="show the mentions, candidates and chosen senses of a text")
-    p.add_argument("text")
+    p.add_argument("text", help="the text ('-': read it from standard input)")
     p.add_argument("--lang", default="auto")
     p.add_argument("--wsd", type=wsd_arg, help=WSD_HELP)
     p.add_argument("--json", action="store_true")
@@ -49,7 +49,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 def cmd_ask(args: argparse.Namespace) -> int:
     with KnowledgeGraph(store_from_args(args)) as kg:
         focus = _focus(args.focus) if args.focus else None
-        answer = kg.ask(args.question, lang=args.lang, k=args.k, wsd=args.wsd, focus=focus)
+        answer = kg.ask(text_arg(args.question, "question"), lang=args.lang, k=args.k, wsd=args.wsd, focus=focus)
         if args.json:
             print_json(answer_dict(answer))
         else:
@@ -59,10 +59,11 @@ def cmd_ask(args: argparse.Namespace) -> int:
 
 def cmd_annotate(args: argparse.Namespace) -> int:
     with KnowledgeGraph(store_from_args(args)) as kg:
-        reports = kg.annotate(args.text, lang=args.lang, wsd=args.wsd)
-        guess = kg.language(args.text, lang=args.lang)
+        text = text_arg(args.text, "text")
+        reports = kg.annotate(text, lang=args.lang, wsd=args.wsd)
+        guess = kg.language(text, lang=args.lang)
         if args.json:
-            print_json({"text": args.text, "lang": guess.lang, "language": language_dict(guess),
+            print_json({"text": text, "lang": guess.lang, "language": language_dict(guess),
                         "mentions": [mention_dict(r) for r in reports]})
         else:
             labels = kg.labels([c.concept for r in reports for c in r.mention.candidates], guess.lang)
