@@ -6,8 +6,10 @@ The CLI, the service and the LangChain adapter are thin layers over this class.
 from __future__ import annotations
 
 import logging
+import re
 import threading
 import time
+import urllib.parse
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import replace
 from datetime import datetime
@@ -22,7 +24,7 @@ from kg_rag.documents import SourceDocument, read_documents
 from kg_rag.errors import InputError, NotFoundError
 from kg_rag.explain.question import Explanation, explain
 from kg_rag.model import Answer, LanguageGuess, Mention, MentionReport
-from kg_rag.namespaces import KGR
+from kg_rag.namespaces import ID, KGR
 from kg_rag.pipeline import record
 from kg_rag.pipeline.decide import Decided, Outcome, Unit, decide
 from kg_rag.pipeline.index import IndexReport, index_documents
@@ -45,6 +47,9 @@ from kg_rag.text.normalise import nfc, strip_bidi
 log = logging.getLogger(__name__)
 
 MAX_QUESTION_CHARS = 2000
+#: the hash part of the IRIs kg-rag mints for questions, decisions and annotations
+_HASH = re.compile(r"[0-9a-f]{24,64}")
+_KIND_NAMES = {"question": "question", "decision": "decision", "ann": "annotation", "doc": "document"}
 #: :attr:`Answer.reason` of a question none of whose words is a label or written form in the store
 NO_CONCEPT = ("no known concept in the question: none of its words is a label or written form in "
               "this store; rephrase it, give its language, or load a vocabulary that covers it")
@@ -263,13 +268,18 @@ class KnowledgeGraph:
 
     def ask(self, question: str, lang: str | None = None, k: int = 10,
             wsd: WsdMode | str | None = None,
-            focus: tuple[int, int] | None = None, expansion: dict[str, float] | None = None,
+            focus: tuple[int, int] | str | None = None, expansion: dict[str, float] | None = None,
             exclude_ids: Iterable[str] = ()) -> Answer:
         """Annotate the question, decide its senses, rank documents by the chosen concepts.
 
         A question none of whose words the store knows is no error: its answer has no results
         and says why (:attr:`Answer.reason`). Bad input (an empty question, a bad ``k``, a
         focus outside the question or on a word that is no mention) raises :class:`InputError`.
+
+        ``focus`` — the word the question is about — is (start, end) character offsets into the
+        question, or the word or phrase itself (``"הגבר"``, ``"made up"``; ``"bank#2"`` for its
+        second occurrence; matched ignoring case, whole words first, then inside words, as in
+        a Hebrew word with prefix letters).
         """
         t0 = time.perf_counter()
         if not isinstance(k, int) or k < 1 or k > 1000:
@@ -277,6 +287,8 @@ class KnowledgeGraph:
         mode = self.mode(wsd)
         q, guess, mentions = self._question(question, lang)
         code = guess.lang
+        if isinstance(focus, str):
+            focus = focus_span(q, focus)
         if focus is not None:
             s, e = focus
             if not (0 <= s < e <= len(q)):
@@ -306,17 +318,53 @@ class KnowledgeGraph:
 
     def explain(self, iri: str, document: str | None = None) -> Explanation:
         """The explanation of a question, document, annotation or decision IRI; with
-        ``document`` (a result's ``doc_iri``), of why that document answered the question."""
+        ``document`` (a result's ``doc_iri``), of why that document answered the question.
+        Both take the forms :meth:`resolve` reads (``<IRI>``, a short id)."""
+        iri = self.resolve(iri)
         if document is not None:
             from kg_rag.explain.result import explain_result
 
-            return explain_result(self.store, iri, document)
+            return explain_result(self.store, iri, self.resolve(document, kinds=("doc",)))
         return explain(self.store, iri)
+
+    def resolve(self, ref: str, kinds: Sequence[str] = ("question", "decision", "ann", "doc")) -> str:
+        """The IRI ``ref`` names: an IRI, an IRI in angle brackets as kg-rag prints them, or a
+        short id it shows — a question's, decision's or annotation's hash, ``question/<hash>``,
+        a document id — when exactly one of ``kinds`` of kg-rag's IRIs with it is in the store.
+        InputError for anything else."""
+        r = ref.strip() if isinstance(ref, str) else ""
+        if r.startswith("<") and r.endswith(">"):
+            r = r[1:-1].strip()
+        if not r or r.startswith(("http://", "https://", "urn:")):
+            return r
+        head, _, tail = r.partition("/")
+        if tail and head in kinds:
+            wanted = [str(ID) + (r if head != "doc" else "doc/" + urllib.parse.quote(tail, safe=""))]
+        else:
+            wanted = [record.doc_iri(r).value if k == "doc" else str(ID) + k + "/" + r for k in kinds
+                      if k == "doc" or _HASH.fullmatch(r)]
+        found = []
+        for iri in wanted:
+            try:
+                explain(self.store, iri)
+            except NotFoundError:
+                continue
+            found.append(iri)
+        if len(found) > 1:
+            raise InputError(f"{r!r} names several things in this store ({', '.join(found)}); "
+                             "give the whole IRI")
+        if not found:
+            names = [_KIND_NAMES[k] for k in kinds]
+            what = names[0] if len(names) == 1 else ", ".join(names[:-1]) + " or " + names[-1]
+            raise InputError(f"{r!r} is no IRI (http://, https:// or urn:) and no id of a "
+                             f"{what} in this store")
+        return found[0]
 
     def describe(self, iri: str) -> Explanation:
         """The explanation of a question, document, annotation or decision IRI; of any other
         resource in the store (a concept, a sense), what the store says about it (``summary``
         has its ``resource`` rows); NotFoundError when neither."""
+        iri = self.resolve(iri)
         try:
             node = NamedNode(iri)
         except ValueError:
@@ -388,6 +436,30 @@ class KnowledgeGraph:
                 self.store.user_update(text, base_iri)
             finally:
                 self.invalidate()
+
+
+def focus_span(q: str, focus: str) -> tuple[int, int]:
+    """The (start, end) of the word or phrase ``focus`` in the question ``q`` (``word#n``: its
+    n-th occurrence): matched ignoring case and spacing, whole words first, else inside words
+    (a Hebrew word with prefix letters); InputError when it is not there."""
+    text = nfc(strip_bidi(focus)).strip()
+    nth = 1
+    m = re.fullmatch(r"(.*\S)\s*#(\d{1,4})", text)
+    if m:
+        text, nth = m.group(1), int(m.group(2))
+    words = text.split()
+    if not words or nth < 1:
+        raise InputError("the focus is empty; give START:END offsets or a word of the question")
+    pattern = r"\s+".join(re.escape(w) for w in words)
+    hits = [x.span() for x in re.finditer(r"(?<!\w)" + pattern + r"(?!\w)", q, re.IGNORECASE)]
+    if not hits:
+        hits = [x.span() for x in re.finditer(pattern, q, re.IGNORECASE)]
+    if not hits:
+        raise InputError(f"the focus {text!r} is not in the question; give a word of it or START:END")
+    if nth > len(hits):
+        raise InputError(f"the focus {text!r} occurs {len(hits)} time{'s' if len(hits) != 1 else ''} "
+                         f"in the question; #{nth} is not there")
+    return hits[nth - 1]
 
 
 def _report(d: Decided, owner: NamedNode | None) -> MentionReport:

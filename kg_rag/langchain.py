@@ -74,16 +74,19 @@ def _shared_graph(
         return kg
 
 
-def _focus(value: object) -> tuple[int, int] | None:
+def _focus(value: object) -> tuple[int, int] | str | None:
     if value is None:
         return None
+    if isinstance(value, str):  # the word or phrase itself ("bank#2": its second occurrence)
+        return value
     if (
         isinstance(value, (list, tuple))
         and len(value) == 2
         and all(isinstance(x, int) and not isinstance(x, bool) for x in value)
     ):
         return (value[0], value[1])
-    raise InputError("focus must be [start, end]: the character offsets of a word in the question")
+    raise InputError("focus must be [start, end] (the character offsets of a word in the question) "
+                     "or the word itself")
 
 
 class KgRagRetriever(BaseRetriever):
@@ -167,7 +170,7 @@ class KgRagRetriever(BaseRetriever):
         k: int | None = None,
         wsd: WsdMode | str | None = None,
         language: str | None = None,
-        focus: tuple[int, int] | None = None,
+        focus: tuple[int, int] | str | None = None,
     ) -> Answer:
         """The full :class:`~kg_rag.model.Answer` (mentions, selections, results) for ``query``."""
         # the knowledge graph records the question under its own writer lock

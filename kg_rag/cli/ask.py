@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import re
 
 from kg_rag.api import KnowledgeGraph
 from kg_rag.cli.common import WSD_HELP, print_json, store_from_args, text_arg, wsd_arg
@@ -11,13 +12,18 @@ from kg_rag.errors import InputError
 from kg_rag.serialize import answer_dict, language_dict, mention_dict
 from kg_rag.text.normalise import for_terminal
 
+_OFFSETS = re.compile(r"\s*(\d+)\s*:\s*(\d+)\s*")
 
-def _focus(value: str) -> tuple[int, int]:
-    try:
-        s, e = value.split(":")
-        return int(s), int(e)
-    except ValueError:
-        raise InputError(f"--focus wants START:END character offsets, not {value!r}") from None
+
+def _focus(value: str) -> tuple[int, int] | str:
+    """``--focus``: START:END offsets, or a word or phrase of the question (``word#2``: its
+    second occurrence), found by the API in the question as it cleans it."""
+    m = _OFFSETS.fullmatch(value)
+    if m:
+        return int(m.group(1)), int(m.group(2))
+    if not value.strip():
+        raise InputError("--focus is empty; give START:END offsets or a word of the question")
+    return value
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -26,7 +32,9 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("--lang", default="auto", help="language code or auto (default)")
     p.add_argument("-k", type=int, default=10, help="number of documents (default 10)")
     p.add_argument("--wsd", type=wsd_arg, help=WSD_HELP)
-    p.add_argument("--focus", type=str, help="START:END of the word the question is about")
+    p.add_argument("--focus", type=str, metavar="WORD|START:END",
+                   help="the word or phrase the question is about ('bank#2': its second "
+                        "occurrence), or its START:END character offsets")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_ask)
 
@@ -38,7 +46,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.set_defaults(func=cmd_annotate)
 
     p = sub.add_parser("explain", help="explain a question, document, annotation or decision IRI")
-    p.add_argument("iri")
+    p.add_argument("iri", help="an IRI (also as <IRI>, as printed) or a short id kg-rag shows: a "
+                               "question's or decision's hash, a document id")
     p.add_argument("--document", metavar="DOC_IRI",
                    help="with a question IRI: why this document (a result's doc_iri) answered it")
     p.add_argument("--json", action="store_true", help="summary as JSON")

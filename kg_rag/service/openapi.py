@@ -91,10 +91,13 @@ SCHEMAS: dict[str, Any] = {
         "language": {"type": "string", "nullable": True, "description": "BCP 47 code or 'auto'"},
         "k": {"type": "integer", "minimum": 1, "maximum": 1000, "default": 10},
         "wsd": {"type": "string", "nullable": True,
-                "enum": [m.value for m in WsdMode],
+                "enum": [*(m.value for m in WsdMode), None],  # nullable enum: null listed (OpenAPI 3.0)
                 "description": "sense selection mode (default: the service's KG_RAG_WSD)"},
-        "focus": {"type": "array", "items": _I, "minItems": 2, "maxItems": 2, "nullable": True,
-                  "description": "[start, end) offsets of the word the question is about"},
+        "focus": {"oneOf": [{"type": "array", "items": _I, "minItems": 2, "maxItems": 2},
+                            {"type": "string", "minLength": 1}],
+                  "nullable": True,
+                  "description": "the word the question is about: [start, end) offsets, or the "
+                                 "word or phrase itself ('bank#2': its second occurrence)"},
     }, ("question",)),
     "AnnotateRequest": _obj({"text": {"type": "string", "minLength": 1, "maxLength": 2000},
                              "language": _NS, "wsd": _NS}, ("text",)),

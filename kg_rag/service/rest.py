@@ -250,10 +250,10 @@ def ask_arguments(body: dict[str, Any]) -> dict[str, Any]:
     if isinstance(k, bool) or not isinstance(k, int):
         raise InputError("'k' must be an integer between 1 and 1000")
     focus = body.get("focus")
-    if focus is not None:
+    if focus is not None and not isinstance(focus, str):  # a string: the word or phrase itself
         if (not isinstance(focus, list) or len(focus) != 2
                 or not all(isinstance(x, int) and not isinstance(x, bool) for x in focus)):
-            raise InputError("'focus' must be [start, end] character offsets")
+            raise InputError("'focus' must be [start, end] character offsets or a word of the question")
         focus = (focus[0], focus[1])
     return {"question": _str(body, "question", required=True), "lang": _str(body, "language"),
             "k": k, "wsd": _wsd(_str(body, "wsd")), "focus": focus}

@@ -169,9 +169,11 @@ def test_invoke_options_override_fields(retriever: KgRagRetriever) -> None:
     with pytest.raises(InputError, match="sense selection mode"):
         retriever.invoke(BAD, wsd="magic")
     with pytest.raises(InputError, match="focus must be"):
-        retriever.invoke(BAD, focus="הבדים")
+        retriever.invoke(BAD, focus=17.5)
     focused = retriever.invoke(BAD, focus=[17, 22])
     assert focused and focused[0].metadata["chosen_senses"][0]["start"] == 17
+    by_word = retriever.invoke(BAD, focus="הבדים")  # the word itself, as the CLI's --focus
+    assert [d.metadata["doc_id"] for d in by_word] == [d.metadata["doc_id"] for d in focused]
 
 
 def test_constructor_checks_its_fields(demo_store: str) -> None:

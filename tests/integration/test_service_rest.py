@@ -161,6 +161,18 @@ def test_a_keyword_says_which_language_was_assumed(api: tuple[httpx.Client, Know
     assert given == {"lang": "he", "source": "given", "langs": ["he"], "note": "he (given)"}
 
 
+def test_focus_may_be_the_word_and_explain_a_short_id(api: tuple[httpx.Client, KnowledgeGraph]) -> None:
+    c, _ = api
+    by_word = c.post("/ask", json={"question": QUESTION, "language": "he", "k": 3, "focus": "בדים"})
+    by_span = c.post("/ask", json={"question": QUESTION, "language": "he", "k": 3, "focus": [17, 22]})
+    assert by_word.status_code == 200, by_word.text
+    assert [r["id"] for r in by_word.json()["results"]] == [r["id"] for r in by_span.json()["results"]]
+    _problem(c.post("/ask", json={"question": QUESTION, "focus": "nothing"}), 400)
+    short = by_word.json()["question_iri"].rsplit("/", 1)[-1]
+    r = c.get("/explain", params={"iri": short}, headers={"Accept": "application/json"})
+    assert r.status_code == 200 and r.json()["iri"] == by_word.json()["question_iri"]
+
+
 def test_a_mistyped_wsd_mode_is_bad_input_not_a_server_fault(
         api: tuple[httpx.Client, KnowledgeGraph]) -> None:
     c, _ = api

@@ -150,3 +150,17 @@ def test_every_command_has_json_and_a_mistyped_wsd_is_a_usage_error(
             main(["--store", ":memory:", *c.split(), *needs.get(c, []), "--wsd", "foo"])
         assert e.value.code == 2, c
         assert "unknown sense selection mode 'foo'" in capsys.readouterr().err
+
+
+def test_explain_takes_what_ask_prints_and_focus_takes_a_word(
+        store: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = run(capsys, store, "ask", "הגבר קרא בקול עם הזריחה", "--focus", "הגבר", "-k", "1")
+    assert code == 0, err
+    printed = next(line.strip() for line in out.splitlines() if line.strip().startswith("<"))
+    code, text, err = run(capsys, store, "explain", printed)  # "<https://…/question/…>"
+    assert code == 0 and "Question" in text, err
+    short = text.split()[1]  # "Question <hash> [he]: …"
+    code, again, _ = run(capsys, store, "explain", short)
+    assert code == 0 and again == text
+    code, _, err = run(capsys, store, "ask", "הגבר קרא", "--focus", "קרא#2")
+    assert code == 2 and "occurs 1 time" in err and err.count("\n") == 1

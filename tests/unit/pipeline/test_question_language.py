@@ -72,3 +72,51 @@ def test_united_merges_one_span_and_keeps_the_others() -> None:
     assert [c.concept for c in out[0].candidates] == [C + "bench", C + "bank", C + "river-bank"]
     guess, mentions = question_language("Bank", None, EmbeddedStore(":memory:"), lambda t, lg: [])
     assert guess.source == "default" and mentions == []
+
+
+# --- explain by the forms kg-rag prints; focus by the word itself ------------------------------
+
+def test_explain_takes_the_bracketed_iri_and_the_short_ids_it_shows(kg: KnowledgeGraph) -> None:
+    from kg_rag.errors import InputError
+
+    a = kg.ask("הגבר קרא בקול עם הזריחה", lang="he", k=2)
+    iri = a.question_iri
+    short = iri.rsplit("/", 1)[-1]
+    assert short in kg.explain(iri).text()
+    for form in (f"<{iri}>", short, f"question/{short}", f"  {short} "):
+        assert kg.explain(form).root == iri
+    decision = next(m.decision for m in a.mentions if m.decision)
+    assert kg.resolve(decision.rsplit("/", 1)[-1]) == decision
+    doc = a.results[0]
+    assert kg.resolve(doc.doc_id) == doc.doc_iri
+    why = kg.explain(short, document=doc.doc_id)
+    assert why.summary and kg.explain(iri, document=f"<{doc.doc_iri}>").summary == why.summary
+    assert kg.describe(f"<{C}rooster>").root == C + "rooster"
+    with pytest.raises(InputError, match="no IRI"):
+        kg.explain("nothing-of-that-name")
+
+
+@pytest.mark.parametrize(("question", "focus", "span"), [
+    ("הגבר קרא בקול עם הזריחה", "הגבר", (0, 4)),
+    ("הפירות העמיסו על הבדים", "בדים", (18, 22)),        # inside the word: after the prefix ה
+    ("the bank by the river bank", "bank#2", (22, 26)),
+    ("the bank by the river bank", "River  Bank", (16, 26)),
+    ("she made up a story", "made up", (4, 11)),
+])
+def test_focus_by_word_or_phrase(question: str, focus: str, span: tuple[int, int]) -> None:
+    from kg_rag.api import focus_span
+
+    assert focus_span(question, focus) == span
+
+
+def test_a_focus_word_ranks_as_its_offsets_and_bad_ones_are_input_errors(kg: KnowledgeGraph) -> None:
+    from kg_rag.errors import InputError
+
+    q = "הגבר קרא בקול עם הזריחה"
+    by_word = kg.ask(q, lang="he", k=3, focus="הגבר")
+    by_offsets = kg.ask(q, lang="he", k=3, focus=(0, 4))
+    assert [r.doc_id for r in by_word.results] == [r.doc_id for r in by_offsets.results]
+    assert by_word.question_iri == by_offsets.question_iri
+    for bad, message in (("zzz", "not in the question"), ("הגבר#2", "occurs 1 time"), ("  ", "empty")):
+        with pytest.raises(InputError, match=message):
+            kg.ask(q, lang="he", focus=bad)
