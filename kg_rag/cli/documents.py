@@ -60,6 +60,9 @@ def cmd_index(args: argparse.Namespace) -> int:
             bar.total = n
             bar.refresh()
 
+        if "-" not in args.paths and (args.stdin_id != "stdin" or args.stdin_format != "auto"):
+            raise InputError("--id and --stdin-format are for the document on standard input; "
+                             "give '-' as a path")
         try:
             if "-" in args.paths:
                 docs = _documents(args, kg.settings.max_document_bytes)

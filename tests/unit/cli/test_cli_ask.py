@@ -116,6 +116,8 @@ def test_bad_stdin_is_one_line_and_writes_nothing(
         assert code == 2 and message in err and err.count("\n") == 1 and out == ""
     code, _, err = run(capsys, store, "index", "-", "-")
     assert code == 2 and "once" in err
+    code, _, err = run(capsys, store, "index", str(store), "--id", "x")
+    assert code == 2 and "standard input" in err
     assert run(capsys, store, "documents", "--json")[1] == before
 
 
