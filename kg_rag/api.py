@@ -42,6 +42,7 @@ from kg_rag.senses.factory import make_selector
 from kg_rag.senses.mode import WsdMode
 from kg_rag.settings import Settings, settings
 from kg_rag.store import Change, Store, open_store
+from kg_rag.text.focus import focus_span
 from kg_rag.text.normalise import nfc, strip_bidi
 
 log = logging.getLogger(__name__)
@@ -436,30 +437,6 @@ class KnowledgeGraph:
                 self.store.user_update(text, base_iri)
             finally:
                 self.invalidate()
-
-
-def focus_span(q: str, focus: str) -> tuple[int, int]:
-    """The (start, end) of the word or phrase ``focus`` in the question ``q`` (``word#n``: its
-    n-th occurrence): matched ignoring case and spacing, whole words first, else inside words
-    (a Hebrew word with prefix letters); InputError when it is not there."""
-    text = nfc(strip_bidi(focus)).strip()
-    nth = 1
-    m = re.fullmatch(r"(.*\S)\s*#(\d{1,4})", text)
-    if m:
-        text, nth = m.group(1), int(m.group(2))
-    words = text.split()
-    if not words or nth < 1:
-        raise InputError("the focus is empty; give START:END offsets or a word of the question")
-    pattern = r"\s+".join(re.escape(w) for w in words)
-    hits = [x.span() for x in re.finditer(r"(?<!\w)" + pattern + r"(?!\w)", q, re.IGNORECASE)]
-    if not hits:
-        hits = [x.span() for x in re.finditer(pattern, q, re.IGNORECASE)]
-    if not hits:
-        raise InputError(f"the focus {text!r} is not in the question; give a word of it or START:END")
-    if nth > len(hits):
-        raise InputError(f"the focus {text!r} occurs {len(hits)} time{'s' if len(hits) != 1 else ''} "
-                         f"in the question; #{nth} is not there")
-    return hits[nth - 1]
 
 
 def _report(d: Decided, owner: NamedNode | None) -> MentionReport:

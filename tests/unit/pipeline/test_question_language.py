@@ -104,7 +104,7 @@ def test_explain_takes_the_bracketed_iri_and_the_short_ids_it_shows(kg: Knowledg
     ("she made up a story", "made up", (4, 11)),
 ])
 def test_focus_by_word_or_phrase(question: str, focus: str, span: tuple[int, int]) -> None:
-    from kg_rag.api import focus_span
+    from kg_rag.text.focus import focus_span
 
     assert focus_span(question, focus) == span
 
