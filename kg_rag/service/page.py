@@ -178,6 +178,8 @@ def answer_page(q: str, lang: str, wsd: str, answer: dict[str, Any],
              f'<h2>Question <span class="muted">({esc(answer["lang"])}, selector '
              f'{esc(answer["wsd"])}) {link(answer["question_iri"], "explain")}</span></h2>',
              f'<p class="q" dir="auto">{highlighted(answer["question"], spans)}</p>',
+             *([f'<p class="muted">language: {esc(language["note"])}</p>']
+               if (language := answer.get("language")) and language.get("source") != "given" else []),
              "<h2>Mentions and senses</h2>"]
     parts += [mention_block(m, decisions.get((m["start"], m["end"])), labels, english)
               for m in answer["mentions"]]

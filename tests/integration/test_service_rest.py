@@ -157,6 +157,8 @@ def test_a_keyword_says_which_language_was_assumed(api: tuple[httpx.Client, Know
     assert a["language"]["langs"] == ["de", "en"]
     ann = c.post("/annotate", json={"text": "Hahn"}).json()
     assert ann["lang"] == "de" and ann["language"]["source"] == "labels" and ann["mentions"]
+    page = c.get("/", params={"q": "Zug"})
+    assert page.status_code == 200 and "language: de (assumed" in page.text
     given = c.post("/ask", json={"question": QUESTION, "language": "he"}).json()["language"]
     assert given == {"lang": "he", "source": "given", "langs": ["he"], "note": "he (given)"}
 
