@@ -20,6 +20,7 @@ install: $(VENV)/.installed
 ## make demo: build the demo store offline and run the paper's four Hebrew sentences
 demo: $(VENV)/.installed
 	$(KG) --store $(DEMO_STORE) demo
+	@echo "kg-rag is installed at $(KG) (or: source $(VENV)/bin/activate); try: $(KG) --store $(DEMO_STORE) ask Hahn"
 
 ## make test: install what the tests need, then lint, type-check and run them (CI runs this)
 test: lint typecheck browser-deps

@@ -1,7 +1,7 @@
 """kg-rag: knowledge-graph-native retrieval with explainable word-sense selection.
 
 The public API: :class:`KnowledgeGraph` (the façade over the pipeline), its result types
-(:class:`Answer`, :class:`Result`, :class:`MentionReport`, :class:`Explanation`,
+(:class:`Answer`, :class:`Result`, :class:`MentionReport`, :class:`LanguageGuess`, :class:`Explanation`,
 :class:`IndexReport`), :class:`WsdMode`, the settings, the store interface and the errors of
 :mod:`kg_rag.errors`. Everything else is internal. The heavy names are imported on first use,
 so ``import kg_rag`` stays cheap.
@@ -31,7 +31,7 @@ from kg_rag.settings import Settings, load_settings
 if TYPE_CHECKING:
     from kg_rag.api import KnowledgeGraph
     from kg_rag.explain.question import Explanation
-    from kg_rag.model import Answer, MentionReport, Result
+    from kg_rag.model import Answer, LanguageGuess, MentionReport, Result
     from kg_rag.pipeline.index import IndexReport
     from kg_rag.store import Store, open_store
 
@@ -44,6 +44,7 @@ except PackageNotFoundError:  # a source tree that is not installed
 _LAZY = {
     "KnowledgeGraph": "kg_rag.api",
     "Answer": "kg_rag.model",
+    "LanguageGuess": "kg_rag.model",
     "Result": "kg_rag.model",
     "MentionReport": "kg_rag.model",
     "Explanation": "kg_rag.explain.question",
@@ -74,6 +75,7 @@ __all__ = [
     "InputError",
     "KgRagError",
     "KnowledgeGraph",
+    "LanguageGuess",
     "LoadError",
     "MentionReport",
     "NotFoundError",

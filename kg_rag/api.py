@@ -6,8 +6,10 @@ The CLI, the service and the LangChain adapter are thin layers over this class.
 from __future__ import annotations
 
 import logging
+import re
 import threading
 import time
+import urllib.parse
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import replace
 from datetime import datetime
@@ -21,8 +23,8 @@ from kg_rag.derived import Derived
 from kg_rag.documents import SourceDocument, read_documents
 from kg_rag.errors import InputError, NotFoundError
 from kg_rag.explain.question import Explanation, explain
-from kg_rag.model import Answer, MentionReport
-from kg_rag.namespaces import KGR
+from kg_rag.model import Answer, LanguageGuess, Mention, MentionReport
+from kg_rag.namespaces import ID, KGR
 from kg_rag.pipeline import record
 from kg_rag.pipeline.decide import Decided, Outcome, Unit, decide
 from kg_rag.pipeline.index import IndexReport, index_documents
@@ -40,11 +42,20 @@ from kg_rag.senses.factory import make_selector
 from kg_rag.senses.mode import WsdMode
 from kg_rag.settings import Settings, settings
 from kg_rag.store import Change, Store, open_store
+from kg_rag.text.focus import focus_span
 from kg_rag.text.normalise import nfc, strip_bidi
 
 log = logging.getLogger(__name__)
 
 MAX_QUESTION_CHARS = 2000
+#: the hash part of the IRIs kg-rag mints for questions, decisions and annotations
+_HASH = re.compile(r"[0-9a-f]{24,64}")
+_KIND_NAMES = {"question": "question", "decision": "decision", "ann": "annotation", "doc": "document"}
+#: :attr:`Answer.reason` of a question none of whose words is a label or written form in the store
+NO_CONCEPT = ("no known concept in the question: none of its words is a label or written form in "
+              "this store; rephrase it, give its language, or load a vocabulary that covers it")
+#: :attr:`Answer.reason` when the question's concepts are in no indexed document
+NO_MATCH = "no indexed document mentions the question's concepts"
 
 
 class KnowledgeGraph:
@@ -206,35 +217,38 @@ class KnowledgeGraph:
                  "title": r["title"].value if "title" in r else ""} for r in rows]
 
     # --- questions --------------------------------------------------------------------------
-    def _question(self, question: str, lang: str | None) -> tuple[str, str]:
-        from kg_rag.text.langid import check_language, detect
+    def _question(self, question: str, lang: str | None) -> tuple[str, LanguageGuess, list[Mention]]:
+        """The question cleaned (NFC, no bidi controls), its language and its mentions."""
+        from kg_rag.pipeline.language import question_language
+        from kg_rag.text.langid import check_language
 
         if not isinstance(question, str) or not question.strip():
             raise InputError("the question is empty; type a question")
+        if lang and lang != "auto":
+            check_language(lang)  # a bad code is bad input before anything else
         q = nfc(strip_bidi(question)).strip()
         if len(q) > MAX_QUESTION_CHARS:
             raise InputError(f"the question is longer than {MAX_QUESTION_CHARS} characters")
-        if lang and lang != "auto":
-            code = check_language(lang)
-        else:
-            code = detect(q, default="en")
-        return q, code
+        guess, mentions = question_language(q, lang, self.store, self.annotator.annotate)
+        return q, guess, mentions
 
-    def _analyse(self, q: str, lang: str, wsd: WsdMode, write: bool, require_concept: bool = False,
+    def language(self, text: str, lang: str | None = None) -> LanguageGuess:
+        """The language :meth:`ask` and :meth:`annotate` take ``text`` to be in, and why
+        (``lang``: a code, or None/"auto" to detect it)."""
+        return self._question(text, lang)[1]
+
+    def _analyse(self, q: str, lang: str, mentions: list[Mention], wsd: WsdMode, write: bool,
                  focus: tuple[int, int] | None = None,
                  extra: Sequence[Quad] = ()) -> tuple[NamedNode, tuple[Decided, ...], Outcome]:
-        mentions = list(self.annotator.annotate(q, lang))
         if not mentions:
-            if require_concept:
-                raise InputError("no known concept in the question; rephrase it or load a "
-                                 "vocabulary that covers its words")
             write = False  # nothing to record
-        if focus is not None and not focus_mentions([(m.start, m.end) for m in mentions], focus):
+        if mentions and focus is not None and not focus_mentions([(m.start, m.end) for m in mentions], focus):
             s, e = focus
             raise InputError(f"the focus {s}:{e} ({q[s:e]!r}) is no word or phrase of the loaded "
                              "vocabularies (function words are not annotated): nothing to rank by")
         unit = Unit(0, len(q), lang, q, tuple(mentions))
-        selector = self.selector(wsd) if wsd is not WsdMode.NONE else None
+        # no mention: nothing to decide, so no selector is needed (nor its configuration)
+        selector = self.selector(wsd) if wsd is not WsdMode.NONE and mentions else None
         outcome = decide(self.store, [unit], selector)
         iri = record.question_iri(q, lang, wsd)
         if write:
@@ -248,21 +262,34 @@ class KnowledgeGraph:
                  wsd: WsdMode | str | None = None) -> list[MentionReport]:
         """Mentions of ``text`` with candidates and chosen senses (decisions are recorded)."""
         mode = self.mode(wsd)
-        q, code = self._question(text, lang)
+        q, guess, mentions = self._question(text, lang)
         write = mode is not WsdMode.NONE
-        iri, decided, _ = self._analyse(q, code, mode, write=write)
+        iri, decided, _ = self._analyse(q, guess.lang, mentions, mode, write=write)
         return [_report(d, iri if write and decided else None) for d in decided]
 
     def ask(self, question: str, lang: str | None = None, k: int = 10,
             wsd: WsdMode | str | None = None,
-            focus: tuple[int, int] | None = None, expansion: dict[str, float] | None = None,
+            focus: tuple[int, int] | str | None = None, expansion: dict[str, float] | None = None,
             exclude_ids: Iterable[str] = ()) -> Answer:
-        """Annotate the question, decide its senses, rank documents by the chosen concepts."""
+        """Annotate the question, decide its senses, rank documents by the chosen concepts.
+
+        A question none of whose words the store knows is no error: its answer has no results
+        and says why (:attr:`Answer.reason`). Bad input (an empty question, a bad ``k``, a
+        focus outside the question or on a word that is no mention) raises :class:`InputError`.
+
+        ``focus`` — the word the question is about — is (start, end) character offsets into the
+        question, or the word or phrase itself (``"הגבר"``, ``"made up"``; ``"bank#2"`` for its
+        second occurrence; matched ignoring case, whole words first, then inside words, as in
+        a Hebrew word with prefix letters).
+        """
         t0 = time.perf_counter()
         if not isinstance(k, int) or k < 1 or k > 1000:
             raise InputError("k must be an integer between 1 and 1000")
         mode = self.mode(wsd)
-        q, code = self._question(question, lang)
+        q, guess, mentions = self._question(question, lang)
+        code = guess.lang
+        if isinstance(focus, str):
+            focus = focus_span(q, focus)
         if focus is not None:
             s, e = focus
             if not (0 <= s < e <= len(q)):
@@ -271,9 +298,12 @@ class KnowledgeGraph:
         if mode is WsdMode.NONE:
             cfg = replace(cfg, match="label")
         retrieval = record.retrieval_quads(record.question_iri(q, code, mode), cfg, k, mode, focus)
-        iri, decided, outcome = self._analyse(q, code, mode, write=True, require_concept=True, focus=focus,
+        iri, decided, outcome = self._analyse(q, code, mentions, mode, write=True, focus=focus,
                                               extra=retrieval)
         t1 = time.perf_counter()
+        if not decided:  # an empty result, not an error: nothing to rank by, nothing recorded
+            return Answer(question=q, question_iri="", lang=code, mentions=(), results=(), wsd=mode,
+                          timings_ms={"analyse": (t1 - t0) * 1000}, language=guess, reason=NO_CONCEPT)
         concepts = question_concepts([mention_reading(d.mention, d.selection, d.decision.value if d.decision else None,
                                                       mode is WsdMode.NONE) for d in decided], focus)
         expanded = expand(self.store, concepts, cfg)
@@ -284,21 +314,58 @@ class KnowledgeGraph:
             mentions=tuple(_report(d, iri) for d in decided), results=tuple(results), wsd=mode,
             llm_calls=outcome.llm_calls, tokens_in=outcome.tokens_in, tokens_out=outcome.tokens_out,
             timings_ms={"analyse": (t1 - t0) * 1000, "retrieve": (t2 - t1) * 1000},
+            language=guess, reason="" if results else NO_MATCH,
         )
 
     def explain(self, iri: str, document: str | None = None) -> Explanation:
         """The explanation of a question, document, annotation or decision IRI; with
-        ``document`` (a result's ``doc_iri``), of why that document answered the question."""
+        ``document`` (a result's ``doc_iri``), of why that document answered the question.
+        Both take the forms :meth:`resolve` reads (``<IRI>``, a short id)."""
+        iri = self.resolve(iri)
         if document is not None:
             from kg_rag.explain.result import explain_result
 
-            return explain_result(self.store, iri, document)
+            return explain_result(self.store, iri, self.resolve(document, kinds=("doc",)))
         return explain(self.store, iri)
+
+    def resolve(self, ref: str, kinds: Sequence[str] = ("question", "decision", "ann", "doc")) -> str:
+        """The IRI ``ref`` names: an IRI, an IRI in angle brackets as kg-rag prints them, or a
+        short id it shows — a question's, decision's or annotation's hash, ``question/<hash>``,
+        a document id — when exactly one of ``kinds`` of kg-rag's IRIs with it is in the store.
+        InputError for anything else."""
+        r = ref.strip() if isinstance(ref, str) else ""
+        if r.startswith("<") and r.endswith(">"):
+            r = r[1:-1].strip()
+        if not r or r.startswith(("http://", "https://", "urn:")):
+            return r
+        head, _, tail = r.partition("/")
+        if tail and head in kinds:
+            wanted = [str(ID) + (r if head != "doc" else "doc/" + urllib.parse.quote(tail, safe=""))]
+        else:
+            wanted = [record.doc_iri(r).value if k == "doc" else str(ID) + k + "/" + r for k in kinds
+                      if k == "doc" or _HASH.fullmatch(r)]
+        found = []
+        for iri in wanted:
+            try:
+                explain(self.store, iri)
+            except NotFoundError:
+                continue
+            found.append(iri)
+        if len(found) > 1:
+            raise InputError(f"{r!r} names several things in this store ({', '.join(found)}); "
+                             "give the whole IRI")
+        if not found:
+            names = [_KIND_NAMES[k] for k in kinds]
+            what = names[0] if len(names) == 1 else ", ".join(names[:-1]) + " or " + names[-1]
+            raise InputError(f"{r!r} is no IRI (http://, https:// or urn:) and no id of a "
+                             f"{what} in this store")
+        return found[0]
 
     def describe(self, iri: str) -> Explanation:
         """The explanation of a question, document, annotation or decision IRI; of any other
         resource in the store (a concept, a sense), what the store says about it (``summary``
         has its ``resource`` rows); NotFoundError when neither."""
+        iri = self.resolve(iri)
         try:
             node = NamedNode(iri)
         except ValueError:

@@ -37,7 +37,8 @@ except ImportError as e:  # pragma: no cover - depends on the installed extras
     from kg_rag.errors import ConfigError
 
     raise ConfigError(
-        "kg_rag.langchain needs langchain-core; install it with pip install 'kg-rag[langchain]'"
+        "kg_rag.langchain needs langchain-core: install the 'langchain' extra from the kg-rag "
+        "source folder with pip install '.[langchain]'"
     ) from e
 
 from pydantic import ConfigDict, Field, PrivateAttr, field_validator, model_validator
@@ -73,16 +74,19 @@ def _shared_graph(
         return kg
 
 
-def _focus(value: object) -> tuple[int, int] | None:
+def _focus(value: object) -> tuple[int, int] | str | None:
     if value is None:
         return None
+    if isinstance(value, str):  # the word or phrase itself ("bank#2": its second occurrence)
+        return value
     if (
         isinstance(value, (list, tuple))
         and len(value) == 2
         and all(isinstance(x, int) and not isinstance(x, bool) for x in value)
     ):
         return (value[0], value[1])
-    raise InputError("focus must be [start, end]: the character offsets of a word in the question")
+    raise InputError("focus must be [start, end] (the character offsets of a word in the question) "
+                     "or the word itself")
 
 
 class KgRagRetriever(BaseRetriever):
@@ -94,8 +98,9 @@ class KgRagRetriever(BaseRetriever):
     (``KG_RAG_STORE`` / ``KG_RAG_ENDPOINT``) is used. ``invoke(question, k=…, wsd=…, language=…)``
     overrides the fields for one call.
 
-    A question with no known concept raises :class:`kg_rag.errors.InputError` (it is not turned
-    into an empty list): load a vocabulary that covers it, or catch the error in the chain.
+    A question with no known concept gives no documents (``[]``; :meth:`ask` returns the
+    :class:`~kg_rag.model.Answer` whose ``reason`` says why), so a chain goes on without context.
+    Bad input (an empty question, a bad option) raises :class:`kg_rag.errors.InputError`.
     """
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
@@ -165,7 +170,7 @@ class KgRagRetriever(BaseRetriever):
         k: int | None = None,
         wsd: WsdMode | str | None = None,
         language: str | None = None,
-        focus: tuple[int, int] | None = None,
+        focus: tuple[int, int] | str | None = None,
     ) -> Answer:
         """The full :class:`~kg_rag.model.Answer` (mentions, selections, results) for ``query``."""
         # the knowledge graph records the question under its own writer lock

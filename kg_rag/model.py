@@ -171,6 +171,37 @@ class Result:
 
 
 @dataclass(frozen=True, slots=True)
+class LanguageGuess:
+    """The language a question was taken to be in, and how that was decided.
+
+    ``source``: ``given`` (the caller named it), ``script`` (Hebrew or Arabic letters),
+    ``detected`` (the language identifier was sure), ``labels`` (a short text: its words are
+    labels in ``langs`` of the store's languages — with several, the readings of each are tried
+    and the mention's candidates carry their language), ``default`` (too short to tell and no
+    word is a label in any of the store's languages)."""
+
+    lang: str                     # the language the question is recorded in (its readings first)
+    source: str
+    langs: tuple[str, ...] = ()   # every language whose readings were used, ``lang`` first
+
+    def note(self) -> str:
+        """One line for people: which language was assumed, and why."""
+        if self.source == "given":
+            return f"{self.lang} (given)"
+        if self.source == "script":
+            return f"{self.lang} (from its script)"
+        if self.source == "detected":
+            return f"{self.lang} (detected)"
+        if self.source == "labels" and len(self.langs) > 1:
+            return (f"{' or '.join(self.langs)} (assumed: its words are labels in each of these "
+                    f"languages of the store; the readings of all are candidates)")
+        if self.source == "labels":
+            return f"{self.lang} (assumed: its words are labels in {self.lang} in this store)"
+        return (f"{self.lang} (assumed: too short to tell, and none of its words is a label in "
+                f"this store; give the language to be sure)")
+
+
+@dataclass(frozen=True, slots=True)
 class Answer:
     question: str
     question_iri: str
@@ -182,3 +213,8 @@ class Answer:
     tokens_in: int = 0
     tokens_out: int = 0
     timings_ms: dict[str, float] = field(default_factory=dict, compare=False, hash=False)
+    #: how ``lang`` was decided (None: not reported, e.g. an Answer built by hand)
+    language: LanguageGuess | None = None
+    #: why ``results`` is empty ("" when there are results): no known concept in the question
+    #: (then nothing was recorded and ``question_iri`` is ""), or no document matches
+    reason: str = ""

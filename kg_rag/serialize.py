@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from kg_rag.model import Answer, Candidate, Contribution, MentionReport, Result
+from kg_rag.model import Answer, Candidate, Contribution, LanguageGuess, MentionReport, Result
 
 
 def candidate_dict(c: Candidate, scores: dict[str, float] | None = None) -> dict[str, Any]:
@@ -59,11 +59,18 @@ def result_dict(r: Result) -> dict[str, Any]:
     }
 
 
+def language_dict(g: LanguageGuess) -> dict[str, Any]:
+    """How the language was decided: ``{"lang", "source", "langs", "note"}``."""
+    return {"lang": g.lang, "source": g.source, "langs": list(g.langs), "note": g.note()}
+
+
 def answer_dict(a: Answer) -> dict[str, Any]:
     return {
-        "question": a.question, "question_iri": a.question_iri, "lang": a.lang, "wsd": a.wsd.value,
+        "question": a.question, "question_iri": a.question_iri, "lang": a.lang,
+        "language": language_dict(a.language) if a.language else None, "wsd": a.wsd.value,
         "mentions": [mention_dict(m) for m in a.mentions],
         "results": [result_dict(r) for r in a.results],
         "llm": {"calls": a.llm_calls, "tokens_in": a.tokens_in, "tokens_out": a.tokens_out},
         "timings_ms": {k: round(v, 2) for k, v in a.timings_ms.items()},
+        "reason": a.reason,
     }

@@ -12,17 +12,42 @@ import logging
 import sys
 from collections.abc import Sequence
 
-from kg_rag.errors import KgRagError
+from kg_rag.errors import ConfigError, KgRagError
 
 # command modules, in help order (each adds its subcommands)
 COMMAND_MODULES: tuple[str, ...] = ("load", "query", "documents", "questions", "ask", "demo", "evaluate", "serve")
 
 
-def build_parser() -> argparse.ArgumentParser:
+#: a module of an optional dependency → the extra that installs it
+EXTRAS: dict[str, str] = {
+    "uvicorn": "service", "starlette": "service", "multipart": "service",
+    "python_multipart": "service", "httpx": "service", "anyio": "service",
+    "openai": "llm", "langchain_core": "langchain", "pydantic": "langchain",
+    "bm25s": "eval", "matplotlib": "eval", "wn": "eval", "flashtext": "eval",
+    "pyshacl": "dev",
+}
+
+
+def missing_module(e: ModuleNotFoundError) -> str:
+    """One line for a missing module: which extra installs it (kg-rag is installed from its
+    source folder; there is no package index to name)."""
+    name = (e.name or "").split(".")[0]
+    extra = EXTRAS.get(name)
+    if extra is None:
+        return (f"the module {name or e} is missing: reinstall kg-rag from its source folder "
+                f"(pip install .)")
+    return (f"this needs {name}, part of the '{extra}' extra: install it from the kg-rag source "
+            f"folder with pip install '.[{extra}]'")
+
+
+def build_parser(prog: str = "kg-rag") -> argparse.ArgumentParser:
+    from kg_rag import __version__
+
     p = argparse.ArgumentParser(
-        prog="kg-rag",
+        prog=prog,
         description="Knowledge-graph retrieval with explainable word-sense selection.",
     )
+    p.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     where = p.add_mutually_exclusive_group()
     where.add_argument("--store", metavar="PATH",
                        help="embedded store folder (default: $KG_RAG_STORE or the user data dir; "
@@ -36,8 +61,8 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
+def main(argv: Sequence[str] | None = None, prog: str = "kg-rag") -> int:
+    parser = build_parser(prog)
     args = parser.parse_args(argv)
     logging.basicConfig(
         level=logging.WARNING - 10 * min(args.verbose, 2),
@@ -49,6 +74,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KgRagError as e:
         print(f"kg-rag: error: {e}", file=sys.stderr)
         return e.exit_code
+    except ModuleNotFoundError as e:  # an optional dependency that is not installed
+        if args.verbose > 1:
+            raise
+        print(f"kg-rag: error: {missing_module(e)}", file=sys.stderr)
+        return ConfigError.exit_code
     except KeyboardInterrupt:
         print("kg-rag: interrupted", file=sys.stderr)
         return 130

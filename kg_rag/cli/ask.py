@@ -3,42 +3,51 @@
 from __future__ import annotations
 
 import argparse
+import re
 
 from kg_rag.api import KnowledgeGraph
-from kg_rag.cli.common import WSD_HELP, print_json, store_from_args, wsd_arg
+from kg_rag.cli.common import WSD_HELP, print_json, store_from_args, text_arg, wsd_arg
 from kg_rag.cli.render import answer_text, mention_lines
 from kg_rag.errors import InputError
-from kg_rag.serialize import answer_dict, mention_dict
+from kg_rag.serialize import answer_dict, language_dict, mention_dict
 from kg_rag.text.normalise import for_terminal
 
+_OFFSETS = re.compile(r"\s*(\d+)\s*:\s*(\d+)\s*")
 
-def _focus(value: str) -> tuple[int, int]:
-    try:
-        s, e = value.split(":")
-        return int(s), int(e)
-    except ValueError:
-        raise InputError(f"--focus wants START:END character offsets, not {value!r}") from None
+
+def _focus(value: str) -> tuple[int, int] | str:
+    """``--focus``: START:END offsets, or a word or phrase of the question (``word#2``: its
+    second occurrence), found by the API in the question as it cleans it."""
+    m = _OFFSETS.fullmatch(value)
+    if m:
+        return int(m.group(1)), int(m.group(2))
+    if not value.strip():
+        raise InputError("--focus is empty; give START:END offsets or a word of the question")
+    return value
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p = sub.add_parser("ask", help="retrieve documents for a question by its chosen concepts")
-    p.add_argument("question")
+    p.add_argument("question", help="the question ('-': read it from standard input)")
     p.add_argument("--lang", default="auto", help="language code or auto (default)")
     p.add_argument("-k", type=int, default=10, help="number of documents (default 10)")
     p.add_argument("--wsd", type=wsd_arg, help=WSD_HELP)
-    p.add_argument("--focus", type=str, help="START:END of the word the question is about")
+    p.add_argument("--focus", type=str, metavar="WORD|START:END",
+                   help="the word or phrase the question is about ('bank#2': its second "
+                        "occurrence), or its START:END character offsets")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_ask)
 
     p = sub.add_parser("annotate", help="show the mentions, candidates and chosen senses of a text")
-    p.add_argument("text")
+    p.add_argument("text", help="the text ('-': read it from standard input)")
     p.add_argument("--lang", default="auto")
     p.add_argument("--wsd", type=wsd_arg, help=WSD_HELP)
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_annotate)
 
     p = sub.add_parser("explain", help="explain a question, document, annotation or decision IRI")
-    p.add_argument("iri")
+    p.add_argument("iri", help="an IRI (also as <IRI>, as printed) or a short id kg-rag shows: a "
+                               "question's or decision's hash, a document id")
     p.add_argument("--document", metavar="DOC_IRI",
                    help="with a question IRI: why this document (a result's doc_iri) answered it")
     p.add_argument("--json", action="store_true", help="summary as JSON")
@@ -49,7 +58,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 def cmd_ask(args: argparse.Namespace) -> int:
     with KnowledgeGraph(store_from_args(args)) as kg:
         focus = _focus(args.focus) if args.focus else None
-        answer = kg.ask(args.question, lang=args.lang, k=args.k, wsd=args.wsd, focus=focus)
+        answer = kg.ask(text_arg(args.question, "question"), lang=args.lang, k=args.k, wsd=args.wsd, focus=focus)
         if args.json:
             print_json(answer_dict(answer))
         else:
@@ -59,13 +68,18 @@ def cmd_ask(args: argparse.Namespace) -> int:
 
 def cmd_annotate(args: argparse.Namespace) -> int:
     with KnowledgeGraph(store_from_args(args)) as kg:
-        reports = kg.annotate(args.text, lang=args.lang, wsd=args.wsd)
+        text = text_arg(args.text, "text")
+        reports = kg.annotate(text, lang=args.lang, wsd=args.wsd)
+        guess = kg.language(text, lang=args.lang)
         if args.json:
-            print_json([mention_dict(r) for r in reports])
+            print_json({"text": text, "lang": guess.lang, "language": language_dict(guess),
+                        "mentions": [mention_dict(r) for r in reports]})
         else:
-            lang = reports[0].mention.lang if reports else "en"
-            labels = kg.labels([c.concept for r in reports for c in r.mention.candidates], lang)
-            print(for_terminal("\n".join(mention_lines(reports, labels)) or "no mentions"))
+            labels = kg.labels([c.concept for r in reports for c in r.mention.candidates], guess.lang)
+            lines = [f"language: {guess.note()}", *mention_lines(reports, labels)]
+            if not reports:
+                lines.append("no mentions: none of its words is a label or written form in this store")
+            print(for_terminal("\n".join(lines)))
     return 0
 
 

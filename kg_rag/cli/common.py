@@ -26,6 +26,23 @@ def wsd_arg(value: str) -> WsdMode:
         raise argparse.ArgumentTypeError(str(e)) from None
 
 
+def plural(n: int, word: str, many: str | None = None) -> str:
+    """``1 document``, ``2 documents`` (``many``: an irregular plural, e.g. entries)."""
+    return f"{n} {word if n == 1 else (many or word + 's')}"
+
+
+def text_arg(value: str, what: str) -> str:
+    """A text argument, or standard input for ``-`` (as ``kg-rag ask -`` < question.txt)."""
+    if value != "-":
+        return value
+    data = sys.stdin.buffer.read()
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise InputError(f"the {what} on standard input is not UTF-8 text") from None
+    return text.removeprefix("\ufeff").rstrip("\r\n")
+
+
 def print_json(obj: Any) -> None:
     json.dump(obj, sys.stdout, ensure_ascii=False, indent=2, default=str)
     sys.stdout.write("\n")

@@ -4,23 +4,47 @@ from __future__ import annotations
 
 import argparse
 import sys
+import tempfile
+from dataclasses import asdict, replace
+from pathlib import Path
 
 from tqdm import tqdm
 
 from kg_rag.api import KnowledgeGraph
-from kg_rag.cli.common import WSD_HELP, print_json, progress_enabled, store_from_args, wsd_arg
+from kg_rag.cli.common import (
+    WSD_HELP,
+    plural,
+    print_json,
+    progress_enabled,
+    store_from_args,
+    wsd_arg,
+)
+from kg_rag.documents import SourceDocument, read_documents
+from kg_rag.documents.readers import read_path
+from kg_rag.errors import InputError
+from kg_rag.text.normalise import for_terminal
+
+#: what ``index -`` reads from standard input → the suffix whose reader reads it
+STDIN_FORMATS = {"text": ".txt", "markdown": ".md", "html": ".html", "jsonl": ".jsonl"}
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    p = sub.add_parser("index", help="index documents (txt, md, html, jsonl; folders walked)")
-    p.add_argument("paths", nargs="+", metavar="PATH")
+    p = sub.add_parser("index", help="index documents (txt, md, html, jsonl; folders walked; - for stdin)")
+    p.add_argument("paths", nargs="+", metavar="PATH",
+                   help="files or folders; '-' reads one document (or JSON Lines) from standard input")
     p.add_argument("--lang", help="language of documents that do not say (default: detected per paragraph)")
     p.add_argument("--wsd", type=wsd_arg, help=WSD_HELP + " (documents are always decided)")
+    p.add_argument("--id", dest="stdin_id", default="stdin", metavar="ID",
+                   help="the id of the document read from standard input (default: stdin)")
+    p.add_argument("--stdin-format", choices=("auto", *STDIN_FORMATS), default="auto",
+                   help="what standard input holds (default: JSON Lines if it starts with '{', "
+                        "HTML if with '<', else text)")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_index)
 
     p = sub.add_parser("delete", help="remove an indexed document")
     p.add_argument("doc_id", metavar="ID")
+    p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_delete)
 
     p = sub.add_parser("documents", help="list indexed documents")
@@ -36,24 +60,71 @@ def cmd_index(args: argparse.Namespace) -> int:
             bar.total = n
             bar.refresh()
 
+        if "-" not in args.paths and (args.stdin_id != "stdin" or args.stdin_format != "auto"):
+            raise InputError("--id and --stdin-format are for the document on standard input; "
+                             "give '-' as a path")
         try:
-            rep = kg.index(args.paths, lang=args.lang, wsd=args.wsd, progress=bar.update, total=total)
+            if "-" in args.paths:
+                docs = _documents(args, kg.settings.max_document_bytes)
+                total(len(docs))
+                rep = kg.index_documents(docs, wsd=args.wsd, progress=bar.update)
+            else:
+                rep = kg.index(args.paths, lang=args.lang, wsd=args.wsd, progress=bar.update, total=total)
         finally:
             bar.close()
     if args.json:
-        print_json(rep.__dict__ if hasattr(rep, "__dict__") else {f: getattr(rep, f) for f in rep.__slots__})
+        print_json(asdict(rep))
     else:
         langs = ", ".join(f"{k} {v}" for k, v in sorted(rep.languages.items()))
-        print(f"indexed {rep.documents} documents ({rep.passages} passages; {langs}) in {rep.seconds:.1f} s: "
-              f"{rep.mentions} mentions, {rep.ambiguous} ambiguous, {rep.decided} decided, "
-              f"{rep.reused} decisions reused")
+        print(f"indexed {plural(rep.documents, 'document')} ({plural(rep.passages, 'passage')}; {langs}) "
+              f"in {rep.seconds:.1f} s: {plural(rep.mentions, 'mention')}, {rep.ambiguous} ambiguous, "
+              f"{rep.decided} decided, {plural(rep.reused, 'decision')} reused")
     return 0
+
+
+def _documents(args: argparse.Namespace, limit: int) -> list[SourceDocument]:
+    """The documents of the paths and of standard input (``-``), read before anything is written."""
+    if args.paths.count("-") > 1:
+        raise InputError("standard input can be read once: give '-' only once")
+    docs = read_documents([p for p in args.paths if p != "-"], limit)
+    docs += stdin_documents(sys.stdin.buffer.read(), args.stdin_id, args.stdin_format, limit)
+    seen: set[str] = set()
+    for d in docs:
+        if d.id in seen:
+            raise InputError(f"document id {d.id!r} appears twice (give the one on standard input "
+                             f"another with --id)")
+        seen.add(d.id)
+    return [replace(d, lang=d.lang or args.lang) for d in docs] if args.lang else docs
+
+
+def stdin_documents(data: bytes, doc_id: str, fmt: str, limit: int) -> list[SourceDocument]:
+    """The document(s) in ``data`` read from standard input: with the checks of a file (text,
+    size, JSON Lines records), named ``doc_id`` (JSON Lines records carry their own ids)."""
+    if not doc_id.strip():
+        raise InputError("--id is empty; give the document on standard input an id")
+    if fmt == "auto":
+        head = data.lstrip()[:1]
+        fmt = "jsonl" if head == b"{" else "html" if head == b"<" else "text"
+    with tempfile.TemporaryDirectory(prefix="kgr-stdin-") as tmp:
+        path = Path(tmp) / ("stdin" + STDIN_FORMATS[fmt])
+        path.write_bytes(data)
+        try:
+            docs = read_path(path, limit)
+        except InputError as e:
+            raise InputError(str(e).replace(str(path), "standard input")) from None
+    if fmt == "jsonl":
+        return [replace(d, source="<stdin>" + d.source[len(str(path)):]) for d in docs]
+    return [replace(d, id=doc_id.strip(), source="<stdin>",
+                    title=d.title if d.title != path.stem else doc_id.strip()) for d in docs]
 
 
 def cmd_delete(args: argparse.Namespace) -> int:
     with KnowledgeGraph(store_from_args(args)) as kg:
         kg.delete(args.doc_id)
-    print(f"deleted {args.doc_id}")
+    if args.json:
+        print_json({"deleted": args.doc_id})
+    else:
+        print(f"deleted {args.doc_id}")
     return 0
 
 
@@ -64,5 +135,5 @@ def cmd_documents(args: argparse.Namespace) -> int:
         print_json(docs)
     else:
         for d in docs:
-            print(f"{d['id']}\t{d['lang']}\t{d['title']}")
+            print(for_terminal(f"{d['id']}\t{d['lang']}\t{d['title']}"))
     return 0

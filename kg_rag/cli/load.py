@@ -9,7 +9,7 @@ from dataclasses import asdict
 from tqdm import tqdm
 
 from kg_rag.api import KnowledgeGraph
-from kg_rag.cli.common import print_json, progress_enabled, store_from_args
+from kg_rag.cli.common import plural, print_json, progress_enabled, store_from_args
 from kg_rag.errors import InputError
 
 
@@ -29,6 +29,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 
     p = sub.add_parser("drop-source", help="remove a loaded source and its catalog record")
     p.add_argument("graph", metavar="IRI")
+    p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_drop)
 
     p = sub.add_parser("stats", help="triples per named graph, labels per language")
@@ -50,8 +51,9 @@ def cmd_load(args: argparse.Namespace) -> int:
                 bar.close()
             reports.append(rep)
             if not args.json:
-                print(f"{rep.path}: {rep.kind} → <{rep.graph}>: {rep.triples} triples, "
-                      f"{rep.concepts} concepts, {rep.entries} entries, {rep.senses} senses, "
+                print(f"{rep.path}: {rep.kind} → <{rep.graph}>: {plural(rep.triples, 'triple')}, "
+                      f"{plural(rep.concepts, 'concept')}, {plural(rep.entries, 'entry', 'entries')}, "
+                      f"{plural(rep.senses, 'sense')}, "
                       f"languages {', '.join(rep.languages) or '-'} ({rep.seconds:.1f} s)")
     if args.json:
         print_json([asdict(r) for r in reports])
@@ -74,7 +76,10 @@ def cmd_sources(args: argparse.Namespace) -> int:
 def cmd_drop(args: argparse.Namespace) -> int:
     with KnowledgeGraph(store_from_args(args)) as kg:
         kg.drop_source(args.graph)
-    print(f"dropped <{args.graph}>")
+    if args.json:
+        print_json({"dropped": args.graph})
+    else:
+        print(f"dropped <{args.graph}>")
     return 0
 
 
@@ -89,7 +94,7 @@ def cmd_stats(args: argparse.Namespace) -> int:
             "labels": [{"graph": g, "lang": lang, "count": n} for g, lang, n in langs],
         })
         return 0
-    print(f"{sum(n for _, n in graphs)} triples in {len(graphs)} named graphs")
+    print(f"{plural(sum(n for _, n in graphs), 'triple')} in {plural(len(graphs), 'named graph')}")
     by_graph: dict[str, list[str]] = {}
     for g, lang, n in langs:
         by_graph.setdefault(g, []).append(f"{lang or '(none)'} {n}")

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 from kg_rag.api import KnowledgeGraph
-from kg_rag.cli.common import store_from_args
+from kg_rag.cli.common import store_from_args, text_arg
 from kg_rag.errors import InputError, QueryError
 
 FORMATS = ("json", "csv", "tsv", "xml", "turtle", "ntriples")
@@ -26,10 +26,13 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p = sub.add_parser("sparql", help="run a read-only SPARQL query (SELECT, ASK, CONSTRUCT, DESCRIBE); "
                                          "the prefixes rdf rdfs xsd skos skosxl ontolex lime vartrans "
                                          "lexicog lexinfo wn prov oa dct dcat void kgr ili are predeclared")
-    p.add_argument("query", nargs="?", metavar="QUERY", help="the query text (or --file)")
+    p.add_argument("query", nargs="?", metavar="QUERY",
+                   help="the query text ('-': read it from standard input; or --file)")
     p.add_argument("--file", type=Path, help="read the query from a file ('-' for stdin)")
-    p.add_argument("--format", default="json", choices=FORMATS,
-                   help="answer format (graphs: turtle or ntriples; json for a graph gives turtle)")
+    p.add_argument("--format", default=None, choices=FORMATS,
+                   help="answer format (default json; graphs: turtle or ntriples; json for a graph "
+                        "gives turtle)")
+    p.add_argument("--json", action="store_true", help="the same as --format json (SPARQL JSON results)")
     p.set_defaults(func=cmd_sparql)
 
 
@@ -52,10 +55,12 @@ def cmd_sparql(args: argparse.Namespace) -> int:
         except OSError as e:
             raise InputError(f"cannot read the query file {args.file}: {e.strerror or e}") from None
     else:
-        text = args.query
+        text = text_arg(args.query, "query")
+    if args.json and args.format not in (None, "json"):
+        raise InputError(f"--json and --format {args.format} ask for two formats; give one")
     check_read_only(text)
     with KnowledgeGraph(store_from_args(args)) as kg:
-        body, _media = kg.raw_query(text, args.format)  # the standard prefixes predeclared
+        body, _media = kg.raw_query(text, args.format or "json")  # the standard prefixes predeclared
     out = sys.stdout.buffer
     out.write(body)
     if not body.endswith(b"\n"):

@@ -6,7 +6,7 @@ import argparse
 from datetime import datetime, timedelta, timezone
 
 from kg_rag.api import KnowledgeGraph
-from kg_rag.cli.common import print_json, store_from_args
+from kg_rag.cli.common import plural, print_json, store_from_args
 from kg_rag.errors import InputError
 from kg_rag.text.normalise import for_terminal
 
@@ -51,5 +51,5 @@ def cmd_forget(args: argparse.Namespace) -> int:
     if args.json:
         print_json({"forgotten": n})
     else:
-        print(f"forgot {n} question{'s' if n != 1 else ''}")
+        print(f"forgot {plural(n, 'question')}")
     return 0

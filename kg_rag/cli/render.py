@@ -22,10 +22,12 @@ def mention_lines(reports: tuple[MentionReport, ...] | list[MentionReport], labe
             head += f" — {sel.agent.name} selector" + (" (reused decision)" if r.reused else "")
         out.append(head)
         scores = dict(sel.scores) if sel else {}
+        several = len({c.lang for c in m.candidates}) > 1  # readings of several languages
         for c in sorted(m.candidates, key=lambda c: -scores.get(c.id, 0.0)):
             mark = "✔" if sel is not None and sel.chosen is not None and sel.chosen.id == c.id else " "
             score = f"{scores[c.id]:.3f}" if c.id in scores else "  -  "
-            out.append(f"     {mark} {score}  {labels.get(c.concept, c.concept)}  ({c.lemma}, {c.matched_by})")
+            lemma = f"{c.lemma} [{c.lang or '-'}]" if several else c.lemma
+            out.append(f"     {mark} {score}  {labels.get(c.concept, c.concept)}  ({lemma}, {c.matched_by})")
         if sel is not None and sel.chosen is None:
             out.append(f"     unresolved: {sel.reason}")
         elif sel is not None and sel.llm is not None and sel.llm.rationale:
@@ -38,10 +40,14 @@ def mention_lines(reports: tuple[MentionReport, ...] | list[MentionReport], labe
 def answer_text(kg: KnowledgeGraph, a: Answer, passages: bool = True) -> str:
     iris = [c.concept for r in a.mentions for c in r.mention.candidates]
     labels = kg.labels(iris, a.lang)
-    lines = [f"question [{a.lang}] ({a.wsd}): {a.question}", f"  <{a.question_iri}>"]
+    lines = [f"question [{a.lang}] ({a.wsd}): {a.question}"]
+    if a.language is not None and a.language.source != "given":
+        lines.append(f"  language: {a.language.note()}")
+    if a.question_iri:
+        lines.append(f"  <{a.question_iri}>")
     lines += mention_lines(a.mentions, labels)
     if not a.results:
-        lines.append("  no documents match the chosen concepts")
+        lines.append(f"  no results: {a.reason or 'no document matches the chosen concepts'}")
     for i, r in enumerate(a.results, 1):
         via = ", ".join(c.label for c in r.concepts[:4])
         lines.append(f"  {i:2d}. {r.score:7.3f}  {r.doc_id} [{r.lang}] {r.title} — via {via}")

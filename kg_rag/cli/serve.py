@@ -8,6 +8,7 @@ import signal
 import sys
 
 from kg_rag.cli.common import store_from_args
+from kg_rag.errors import ConfigError
 from kg_rag.settings import settings
 
 log = logging.getLogger(__name__)
@@ -25,10 +26,15 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
-    import uvicorn
+    try:
+        import uvicorn
 
+        from kg_rag.service import create_app
+    except ModuleNotFoundError as e:
+        raise ConfigError(f"kg-rag serve needs uvicorn and starlette ({e.name} is missing): "
+                          f"install the 'service' extra from the kg-rag source folder with "
+                          f"pip install '.[service]'") from None
     from kg_rag.api import KnowledgeGraph
-    from kg_rag.service import create_app
 
     cfg = settings()
     if args.allow_updates:

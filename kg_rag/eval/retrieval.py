@@ -188,7 +188,7 @@ def bm25_run(data: BeirSet, k: int, exclude: Mapping[str, frozenset[str]]) -> di
     try:
         import bm25s
     except ImportError as e:  # pragma: no cover - eval extra
-        raise KgRagError("the BM25 reference row needs bm25s: pip install 'kg-rag[eval]'") from e
+        raise KgRagError("the BM25 reference row needs bm25s: install the 'eval' extra from the kg-rag source folder with pip install '.[eval]'") from e
     logging.getLogger("bm25s").setLevel(logging.WARNING)  # it sets itself to DEBUG on import
     ids = [d.id for d in data.corpus]
     retriever = bm25s.BM25()
@@ -331,9 +331,13 @@ def evaluate_retrieval(kg: KnowledgeGraph, folder: str | Path, modes: Sequence[W
                     try:
                         a = kg.ask(q.text, lang=q.lang, k=k, wsd=mode, focus=q.focus, exclude_ids=exclude[q.id])
                         run[q.id] = [r.doc_id for r in a.results if r.doc_id in corpus_ids]
-                        asked.add(a.question_iri)
+                        if a.question_iri:
+                            asked.add(a.question_iri)
+                        else:  # a query with no known concept ranks nothing (an empty answer); counted
+                            log.info("query %s: %s", q.id, a.reason)
+                            failed[mode].add(q.id)
                         calls, tin, tout = calls + a.llm_calls, tin + a.tokens_in, tout + a.tokens_out
-                    except InputError as e:  # a query with no known concept ranks nothing; counted
+                    except InputError as e:  # e.g. a focus on no word of the vocabularies; counted
                         log.info("query %s: %s", q.id, e)
                         run[q.id] = []
                         failed[mode].add(q.id)

@@ -69,22 +69,35 @@ SCHEMAS: dict[str, Any] = {
                                          "annotations": _I,
                                          "counted": _N})},
     }, ("id", "iri", "score", "passage")),
+    "Language": _obj({
+        "lang": _S, "langs": {"type": "array", "items": _S}, "note": _S,
+        "source": {"type": "string", "enum": ["given", "script", "detected", "labels", "default"],
+                   "description": "how lang was decided; labels: a short text whose words are "
+                                  "labels in langs (the readings of each are candidates)"},
+    }, ("lang", "source", "langs")),
     "Answer": _obj({
         "question": _S, "question_iri": _S, "lang": _S, "wsd": _S,
+        "language": {"allOf": [{"$ref": "#/components/schemas/Language"}], "nullable": True},
         "mentions": {"type": "array", "items": {"$ref": "#/components/schemas/Mention"}},
         "results": {"type": "array", "items": {"$ref": "#/components/schemas/Result"}},
         "llm": _obj({"calls": _I, "tokens_in": _I, "tokens_out": _I}),
         "timings_ms": {"type": "object", "additionalProperties": _N},
-    }, ("question", "question_iri", "mentions", "results")),
+        "reason": {"type": "string", "description":
+                   "why results is empty ('' when there are results): no known concept in the "
+                   "question (nothing was recorded, question_iri is ''), or no document matches"},
+    }, ("question", "question_iri", "mentions", "results", "reason")),
     "AskRequest": _obj({
         "question": {"type": "string", "minLength": 1, "maxLength": 2000},
         "language": {"type": "string", "nullable": True, "description": "BCP 47 code or 'auto'"},
         "k": {"type": "integer", "minimum": 1, "maximum": 1000, "default": 10},
         "wsd": {"type": "string", "nullable": True,
-                "enum": [m.value for m in WsdMode],
+                "enum": [*(m.value for m in WsdMode), None],  # nullable enum: null listed (OpenAPI 3.0)
                 "description": "sense selection mode (default: the service's KG_RAG_WSD)"},
-        "focus": {"type": "array", "items": _I, "minItems": 2, "maxItems": 2, "nullable": True,
-                  "description": "[start, end) offsets of the word the question is about"},
+        "focus": {"oneOf": [{"type": "array", "items": _I, "minItems": 2, "maxItems": 2},
+                            {"type": "string", "minLength": 1}],
+                  "nullable": True,
+                  "description": "the word the question is about: [start, end) offsets, or the "
+                                 "word or phrase itself ('bank#2': its second occurrence)"},
     }, ("question",)),
     "AnnotateRequest": _obj({"text": {"type": "string", "minLength": 1, "maxLength": 2000},
                              "language": _NS, "wsd": _NS}, ("text",)),
@@ -129,7 +142,7 @@ def openapi_document() -> dict[str, Any]:
                 "requestBody": {"required": True, "content": {"application/json": {
                     "schema": {"$ref": "#/components/schemas/AnnotateRequest"}}}},
                 "responses": {"200": _json(_obj({
-                    "text": _S, "lang": _S,
+                    "text": _S, "lang": _S, "language": {"$ref": "#/components/schemas/Language"},
                     "mentions": {"type": "array", "items": {"$ref": "#/components/schemas/Mention"}},
                 }, ("mentions",))), **_problems(400, 413, 415, 429, 500, 502, 503)}}},
             "/explain": {"get": {

@@ -178,11 +178,14 @@ def answer_page(q: str, lang: str, wsd: str, answer: dict[str, Any],
              f'<h2>Question <span class="muted">({esc(answer["lang"])}, selector '
              f'{esc(answer["wsd"])}) {link(answer["question_iri"], "explain")}</span></h2>',
              f'<p class="q" dir="auto">{highlighted(answer["question"], spans)}</p>',
+             *([f'<p class="muted">language: {esc(language["note"])}</p>']
+               if (language := answer.get("language")) and language.get("source") != "given" else []),
              "<h2>Mentions and senses</h2>"]
     parts += [mention_block(m, decisions.get((m["start"], m["end"])), labels, english)
               for m in answer["mentions"]]
     parts.append(f'<h2>Documents ({len(answer["results"])})</h2>')
-    parts += [result_block(r, answer["question_iri"]) for r in answer["results"]] or ['<p>No document matched.</p>']
+    parts += ([result_block(r, answer["question_iri"]) for r in answer["results"]]
+              or [f'<p>No document matched: {esc(answer.get("reason") or "no document matches")}.</p>'])
     return layout(f"kg-rag: {q}", "".join(parts))
 
 
@@ -210,7 +213,8 @@ def page_routes(kg: KnowledgeGraph, config: Settings) -> list[Route]:
     def compute(q: str, lang: str, wsd: str) -> tuple[Any, ...]:
         answer = kg.ask(q, lang=None if lang == "auto" else lang, k=5,
                         wsd=WsdMode.parse(wsd) if wsd else None)
-        summary = kg.explain(answer.question_iri).summary
+        # a question with no known concept is not recorded: nothing to explain
+        summary = kg.explain(answer.question_iri).summary if answer.question_iri else {}
         concepts = [c.concept for r in answer.mentions for c in r.mention.candidates]
         labels = kg.labels(concepts, answer.lang)
         english = kg.labels(concepts, "en") if answer.lang != "en" else {}

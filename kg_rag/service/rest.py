@@ -24,7 +24,7 @@ from kg_rag import Explanation, WsdMode
 from kg_rag.api import KnowledgeGraph
 from kg_rag.documents import SourceDocument, doc_from_record, read_documents
 from kg_rag.errors import InputError, KgRagError
-from kg_rag.serialize import answer_dict, mention_dict
+from kg_rag.serialize import answer_dict, language_dict, mention_dict
 from kg_rag.service.bodies import UnsupportedMediaType, media_type, read_body
 from kg_rag.service.openapi import openapi_document
 from kg_rag.service.sparql_endpoint import check_token
@@ -69,8 +69,8 @@ class RestApi:
         wsd = _wsd(_str(body, "wsd"))
         reports = await run_in_threadpool(self._call, self.kg.annotate, text,
                                           _str(body, "language"), wsd)
-        lang = reports[0].mention.lang if reports else (_str(body, "language") or "")
-        return JSONResponse({"text": text, "lang": lang,
+        guess = await run_in_threadpool(self._call, self.kg.language, text, _str(body, "language"))
+        return JSONResponse({"text": text, "lang": guess.lang, "language": language_dict(guess),
                              "mentions": [mention_dict(r) for r in reports]})
 
     async def ask(self, request: Request) -> Response:
@@ -250,10 +250,10 @@ def ask_arguments(body: dict[str, Any]) -> dict[str, Any]:
     if isinstance(k, bool) or not isinstance(k, int):
         raise InputError("'k' must be an integer between 1 and 1000")
     focus = body.get("focus")
-    if focus is not None:
+    if focus is not None and not isinstance(focus, str):  # a string: the word or phrase itself
         if (not isinstance(focus, list) or len(focus) != 2
                 or not all(isinstance(x, int) and not isinstance(x, bool) for x in focus)):
-            raise InputError("'focus' must be [start, end] character offsets")
+            raise InputError("'focus' must be [start, end] character offsets or a word of the question")
         focus = (focus[0], focus[1])
     return {"question": _str(body, "question", required=True), "lang": _str(body, "language"),
             "k": k, "wsd": _wsd(_str(body, "wsd")), "focus": focus}

@@ -23,7 +23,10 @@ module              public names
 :mod:`.english`     ``before``, ``after``, ``skippable``, ``WINDOW`` and the closed word classes
                     ``ADVERBS``, ``PREPOSITIONS``, ``DETERMINERS``, ``OBJECT_PRONOUNS``, ``QUOTES``
 :mod:`.langid`      ``detect``, ``detect_scored``, ``check_language``, ``segments``,
-                    ``paragraphs``, ``SUPPORTED``, ``MIN_LETTERS``
+                    ``paragraphs``, ``script_of``, ``language_scores``, ``SUPPORTED``,
+                    ``MIN_LETTERS``, ``MIN_CONFIDENCE``
+:mod:`.focus`       ``focus_span`` (the offsets of the word a question is about, named by the
+                    word: ``bank#2``)
 ``stopwords/``      ``<lang>.txt`` function words, ``gloss/<lang>.txt`` gloss stop words (README)
 ==================  =====================================================================
 

@@ -86,6 +86,18 @@ def _script_shortcut(text: str) -> tuple[str | None, int]:
     return None, letters
 
 
+def script_of(text: str) -> tuple[str | None, int]:
+    """(``he``/``ar`` when most letters of ``text`` are of that script, else None; how many
+    letters it has)."""
+    return _script_shortcut(nfc(text))
+
+
+def language_scores(text: str) -> dict[str, float]:
+    """The identifier's probability of each supported language for ``text`` (they sum to 1;
+    spread thin over many languages for a word or two)."""
+    return {str(lang): float(p) for lang, p in _classifier().rank(nfc(text))}
+
+
 def detect_scored(text: str, default: str | None = None) -> tuple[str, float]:
     """(language, confidence in 0..1) — confidence 1.0 for a script shortcut, 0.0 for a default."""
     if default is not None:
@@ -160,5 +172,5 @@ def _whole_or_none(text: str) -> str | None:
     return detect(text)
 
 
-__all__ = ["MIN_LETTERS", "SUPPORTED", "check_language", "detect", "detect_scored", "paragraphs",
-           "segments"]
+__all__ = ["MIN_CONFIDENCE", "MIN_LETTERS", "SUPPORTED", "check_language", "detect", "detect_scored",
+           "language_scores", "paragraphs", "script_of", "segments"]

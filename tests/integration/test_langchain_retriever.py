@@ -169,9 +169,11 @@ def test_invoke_options_override_fields(retriever: KgRagRetriever) -> None:
     with pytest.raises(InputError, match="sense selection mode"):
         retriever.invoke(BAD, wsd="magic")
     with pytest.raises(InputError, match="focus must be"):
-        retriever.invoke(BAD, focus="הבדים")
+        retriever.invoke(BAD, focus=17.5)
     focused = retriever.invoke(BAD, focus=[17, 22])
     assert focused and focused[0].metadata["chosen_senses"][0]["start"] == 17
+    by_word = retriever.invoke(BAD, focus="הבדים")  # the word itself, as the CLI's --focus
+    assert [d.metadata["doc_id"] for d in by_word] == [d.metadata["doc_id"] for d in focused]
 
 
 def test_constructor_checks_its_fields(demo_store: str) -> None:
@@ -201,9 +203,13 @@ def test_expansion_weights_change_the_ranking(retriever: KgRagRetriever, demo_st
     assert {d.metadata["doc_id"] for d in narrow} < {d.metadata["doc_id"] for d in wide}
 
 
-def test_unknown_question_raises_instead_of_returning_nothing(retriever: KgRagRetriever) -> None:
-    with pytest.raises(InputError, match="no known concept"):
-        retriever.invoke("qwertyuiop zxcvbnm")
+def test_unknown_question_gives_no_documents_and_bad_input_raises(retriever: KgRagRetriever) -> None:
+    assert retriever.invoke("qwertyuiop zxcvbnm") == []
+    assert "no known concept" in retriever.ask("qwertyuiop zxcvbnm").reason
+    with pytest.raises(InputError, match="empty"):
+        retriever.invoke("   ")
+    with pytest.raises(InputError, match="unknown retriever option"):
+        retriever.invoke(BAD, colour="red")
 
 
 def test_async_does_not_block_the_event_loop(

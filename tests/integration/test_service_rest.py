@@ -135,6 +135,46 @@ def test_ask_errors_are_problems(api: tuple[httpx.Client, KnowledgeGraph], kwarg
     _problem(c.post("/ask", **kwargs), status)
 
 
+def test_a_question_of_unknown_words_is_200_with_no_results_and_a_reason(
+        api: tuple[httpx.Client, KnowledgeGraph]) -> None:
+    c, _ = api
+    before = c.get("/stats").json()["triples"]
+    r = c.post("/ask", json={"question": "qwertyuiop zxcvbnm", "k": 3})
+    assert r.status_code == 200, r.text
+    a = r.json()
+    assert a["results"] == [] and a["mentions"] == [] and "no known concept" in a["reason"]
+    assert c.get("/stats").json()["triples"] == before  # nothing recorded
+    assert c.post("/ask", json={"question": QUESTION, "language": "he"}).json()["reason"] == ""
+    page = c.get("/", params={"q": "qwertyuiop zxcvbnm"})
+    assert page.status_code == 200 and "no known concept" in page.text
+
+
+def test_a_keyword_says_which_language_was_assumed(api: tuple[httpx.Client, KnowledgeGraph]) -> None:
+    c, _ = api
+    a = c.post("/ask", json={"question": "Zug", "k": 2}).json()
+    assert a["lang"] == "de" and a["language"]["source"] == "labels" and a["results"]
+    a = c.post("/ask", json={"question": "Bank", "k": 2}).json()
+    assert a["language"]["langs"] == ["de", "en"]
+    ann = c.post("/annotate", json={"text": "Hahn"}).json()
+    assert ann["lang"] == "de" and ann["language"]["source"] == "labels" and ann["mentions"]
+    page = c.get("/", params={"q": "Zug"})
+    assert page.status_code == 200 and "language: de (assumed" in page.text
+    given = c.post("/ask", json={"question": QUESTION, "language": "he"}).json()["language"]
+    assert given == {"lang": "he", "source": "given", "langs": ["he"], "note": "he (given)"}
+
+
+def test_focus_may_be_the_word_and_explain_a_short_id(api: tuple[httpx.Client, KnowledgeGraph]) -> None:
+    c, _ = api
+    by_word = c.post("/ask", json={"question": QUESTION, "language": "he", "k": 3, "focus": "בדים"})
+    by_span = c.post("/ask", json={"question": QUESTION, "language": "he", "k": 3, "focus": [17, 22]})
+    assert by_word.status_code == 200, by_word.text
+    assert [r["id"] for r in by_word.json()["results"]] == [r["id"] for r in by_span.json()["results"]]
+    _problem(c.post("/ask", json={"question": QUESTION, "focus": "nothing"}), 400)
+    short = by_word.json()["question_iri"].rsplit("/", 1)[-1]
+    r = c.get("/explain", params={"iri": short}, headers={"Accept": "application/json"})
+    assert r.status_code == 200 and r.json()["iri"] == by_word.json()["question_iri"]
+
+
 def test_a_mistyped_wsd_mode_is_bad_input_not_a_server_fault(
         api: tuple[httpx.Client, KnowledgeGraph]) -> None:
     c, _ = api

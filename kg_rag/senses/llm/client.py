@@ -99,7 +99,8 @@ class ChatClient:
             import openai
         except ImportError as e:  # pragma: no cover - the [llm] extra is part of [all]
             raise ConfigError(
-                "the LLM sense selector needs the openai client: pip install 'kg-rag[llm]'"
+                "the LLM sense selector (--wsd llm) needs the openai client: install the 'llm' "
+                "extra from the kg-rag source folder with pip install '.[llm]'"
             ) from e
         self._openai = openai
         self.host = endpoint_host(base_url)

@@ -17,6 +17,7 @@ PUBLIC = [
     "InputError",
     "KgRagError",
     "KnowledgeGraph",
+    "LanguageGuess",
     "LoadError",
     "MentionReport",
     "NotFoundError",

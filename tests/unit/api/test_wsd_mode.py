@@ -130,6 +130,6 @@ def test_cli_refuses_a_typo_with_exit_2_naming_the_modes(
 
 def test_cli_parses_the_mode_and_eval_wsd_refuses_none(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["--store", ":memory:", "annotate", "no words here", "--wsd", "NONE", "--json"]) == 0
-    assert json.loads(capsys.readouterr().out) == []
+    assert json.loads(capsys.readouterr().out)["mentions"] == []
     code = main(["--store", ":memory:", "eval", "wsd", "--data", "d", "--gold", "g", "--wsd", "none"])
     assert code == 2 and "scores a sense selector" in capsys.readouterr().err

@@ -79,7 +79,10 @@ def test_bad_requests(kg: KnowledgeGraph) -> None:
     with pytest.raises(InputError, match="not a question"):
         kg.explain(doc, document=doc)
     with pytest.raises(InputError, match="IRI"):
-        kg.explain(a.question_iri, document="he-olive-grove")
+        kg.explain(a.question_iri, document="no-such-document-id")
+    # a document id, as results show it, names the document as its IRI does
+    assert (kg.explain(a.question_iri, document=a.results[0].doc_id).summary
+            == kg.explain(a.question_iri, document=doc).summary)
     with pytest.raises(NotFoundError, match="not a result"):
         kg.explain(a.question_iri, document="https://example.org/no-such-document")
     with pytest.raises(NotFoundError):

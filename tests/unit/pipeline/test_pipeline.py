@@ -179,7 +179,6 @@ def test_explain_question(kg: KnowledgeGraph) -> None:
         ({"question": ""}, "empty"),
         ({"question": "   \n\t "}, "empty"),
         ({"question": "branch", "lang": "xx-nope"}, "language"),
-        ({"question": "qwzx plorb vlk"}, "no known concept"),
         ({"question": "branch", "focus": (3, 99)}, "focus"),
         ({"question": "the branch of the tree", "lang": "en", "focus": (0, 3)}, "no word or phrase"),
         ({"question": "branch", "k": 0}, "k must"),
@@ -194,6 +193,19 @@ def test_bad_questions_write_nothing(kg: KnowledgeGraph, kwargs: dict, message: 
     assert message in str(e.value).lower() or message in str(e.value)
     assert "\n" not in str(e.value)
     assert count(store) == before
+
+
+def test_a_question_of_unknown_words_is_an_empty_answer_that_says_why(kg: KnowledgeGraph) -> None:
+    store = kg.store
+    assert isinstance(store, EmbeddedStore)
+    before = count(store)
+    for kwargs in ({"question": "qwzx plorb vlk"}, {"question": "qwzx plorb", "focus": (0, 4)}):
+        a = kg.ask(**kwargs)
+        assert a.results == () and a.mentions == () and a.question_iri == ""
+        assert "no known concept" in a.reason and "\n" not in a.reason
+    assert count(store) == before  # nothing recorded
+    known = kg.ask("the branch of the tree", lang="en")
+    assert known.results and known.reason == ""
 
 
 def test_delete_document() -> None:
