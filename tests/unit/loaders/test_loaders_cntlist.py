@@ -55,7 +55,6 @@ def test_a_store_with_counts_loaded_conforms_to_its_shapes(mem_store: EmbeddedSt
     only skos/ontolex/wn-lmf/dmlex/rdf, so a store with counts failed its own validation."""
     pytest.importorskip("pyshacl", reason="needs pyshacl")
     from kg_rag.pipeline.shapes import validate
-
     from kg_rag.resources import resource_path
 
     load_file(mem_store, resource_path("demo") / "dictionary.ttl")
