@@ -40,13 +40,16 @@ def cmd_index(args: argparse.Namespace) -> int:
             rep = kg.index(args.paths, lang=args.lang, wsd=args.wsd, progress=bar.update, total=total)
         finally:
             bar.close()
+        uses_llm = kg.mode(args.wsd).uses_llm
     if args.json:
         print_json(rep.__dict__ if hasattr(rep, "__dict__") else {f: getattr(rep, f) for f in rep.__slots__})
     else:
         langs = ", ".join(f"{k} {v}" for k, v in sorted(rep.languages.items()))
         print(f"indexed {rep.documents} documents ({rep.passages} passages; {langs}) in {rep.seconds:.1f} s: "
               f"{rep.mentions} mentions, {rep.ambiguous} ambiguous, {rep.decided} decided, "
-              f"{rep.reused} decisions reused")
+              f"{rep.reused} decisions reused"
+              + (f"; {rep.llm_calls} LLM calls ({1000 * rep.llm_calls / max(rep.mentions, 1):.1f} "
+                 f"per 1,000 mentions)" if uses_llm or rep.llm_calls else ""))
     return 0
 
 

@@ -18,6 +18,7 @@ class WsdMode(StrEnum):
     KNOWLEDGE = "knowledge"          # the offline knowledge-based selector (default)
     LLM = "llm"                      # a chat model prompted with the dictionary senses
     LLM_KNOWLEDGE = "llm,knowledge"  # the LLM, with the knowledge selector as its fall-back
+    KNOWLEDGE_LLM = "knowledge+llm"  # the knowledge selector; the LLM only for its unsure decisions
     FIRST_SENSE = "first-sense"      # baseline: the dictionary's first sense
     RANDOM = "random"                # baseline: a seeded random sense
 
@@ -33,6 +34,11 @@ class WsdMode(StrEnum):
                 if mode.value == name:
                     return mode
         raise InputError(f"unknown sense selection mode {value!r}; use one of {cls.names()}")
+
+    @property
+    def uses_llm(self) -> bool:
+        """Whether this mode may send requests to a chat model."""
+        return self in (WsdMode.LLM, WsdMode.LLM_KNOWLEDGE, WsdMode.KNOWLEDGE_LLM)
 
     @classmethod
     def names(cls) -> str:

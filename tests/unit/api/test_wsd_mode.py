@@ -24,7 +24,7 @@ from kg_rag.store import EmbeddedStore
 
 DEMO = resource_path("demo")
 QUESTION = "הפירות העמיסו על הבדים"
-ALL = ["none", "knowledge", "llm", "llm,knowledge", "first-sense", "random"]
+ALL = ["none", "knowledge", "llm", "llm,knowledge", "knowledge+llm", "first-sense", "random"]
 
 
 @pytest.fixture(scope="module")
