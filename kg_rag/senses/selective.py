@@ -120,7 +120,7 @@ class SelectiveSelector:
         for i, sel in zip(sorted(todo), second, strict=True):
             k = first[i]
             if sel.resolved:
-                chose = _short(k.chosen.concept) if k.chosen is not None else "nothing"
+                chose = (k.chosen.sense_key or _short(k.chosen.concept)) if k.chosen else "nothing"
                 note = (f"knowledge probability {_p(k)} < {t:g} (it chose {chose}); "
                         f"decided by {name}")
                 out[i] = Pair(k, replace(sel, reason=note + (f" ({sel.reason})" if sel.reason
