@@ -132,6 +132,6 @@ def test_index_reports_llm_calls_per_1000_mentions(tmp_path: Path) -> None:
     gc.collect()  # the store's lock goes with the last reference
     with LlmServer(choose({})) as srv:
         out = kg_rag(store, srv, "index", str(DEMO / "documents" / "orchard-calendar.md"),
-                     "--wsd", "knowledge+llm").stdout
+                     "--wsd", "knowledge+llm", KG_RAG_LLM_THRESHOLD="1").stdout
         calls = len(srv.chat_requests)
     assert calls >= 1 and f"; {calls} LLM calls (" in out and "per 1,000 mentions)" in out
