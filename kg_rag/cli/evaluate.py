@@ -68,7 +68,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
 
 
 def cmd_wsd(args: argparse.Namespace) -> int:
-    from kg_rag.eval import runs
+    import kg_rag.eval.runs as runs
     from kg_rag.eval.corpus import read_corpus
     from kg_rag.eval.report import wsd_table
     from kg_rag.eval.wsd import evaluate

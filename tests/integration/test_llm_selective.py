@@ -15,7 +15,15 @@ from kg_rag.senses.mode import WsdMode
 from kg_rag.senses.selective import DEFAULT_THRESHOLD, SelectiveSelector, probability
 from kg_rag.settings import Settings, load_settings
 from tests.support.llm_paper import RIGHT, paper_requests
-from tests.support.llm_server import KEY, LlmServer, Reply, answer, choose, mention_blocks, selector_for
+from tests.support.llm_server import (
+    KEY,
+    LlmServer,
+    Reply,
+    answer,
+    choose,
+    mention_blocks,
+    selector_for,
+)
 
 #: the knowledge probabilities the stub gives the paper's four words (בד, בר, מיתג, גבר)
 PROBS = (0.95, 0.5, 0.7, 0.99)
