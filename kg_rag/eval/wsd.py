@@ -23,6 +23,7 @@ from pyoxigraph import NamedNode
 from kg_rag.errors import InputError
 from kg_rag.eval.calibration import Calibration, by_threshold
 from kg_rag.eval.corpus import POS_MAP, Corpus, Token, read_corpus, read_keys, write_keys
+from kg_rag.eval.llm_use import THRESHOLDS, LlmStats, Tradeoff, pct
 from kg_rag.model import Candidate, Mention, Selection, SelectionRequest
 from kg_rag.namespaces import ILI
 from kg_rag.store import Store, Values
@@ -148,36 +149,6 @@ class SystemResult:
         return d
 
 
-#: thresholds whose trade-off ``eval wsd`` shows for knowledge+llm (and the one in use)
-THRESHOLDS = (0.5, 0.6, 0.7, 0.8, 0.9, 0.95)
-
-
-@dataclass(frozen=True, slots=True)
-class LlmStats:
-    """What the LLM cost on the run: requests that answered, tokens the API reported."""
-
-    requests: int
-    tokens_in: int
-    tokens_out: int
-    mentions: int      # scored instances
-    sent: int          # of them, decided with an LLM request (asked, for knowledge+llm)
-
-    @property
-    def per_1000(self) -> float:
-        """LLM requests per 1,000 scored mentions."""
-        return 1000 * self.requests / self.mentions if self.mentions else 0.0
-
-    def as_dict(self) -> dict[str, Any]:
-        return {"requests": self.requests, "tokens_in": self.tokens_in,
-                "tokens_out": self.tokens_out, "mentions": self.mentions, "sent": self.sent,
-                "calls_per_1000_mentions": round(self.per_1000, 1)}
-
-    def describe(self) -> str:
-        return (f"LLM: {self.requests} request(s) for {self.mentions} mentions "
-                f"({self.per_1000:.1f} per 1,000 mentions; {self.sent} mentions decided with a "
-                f"request), {self.tokens_in} tokens in, {self.tokens_out} out")
-
-
 @dataclass(slots=True)
 class WsdReport:
     corpus: str
@@ -212,9 +183,9 @@ class WsdReport:
         if self.system.knowledge is not None and asked:
             right = sum(i.right for i in asked)
             k_right = sum(bool(i.knowledge_right) for i in asked)
-            lines.append(f"sent to the LLM: {len(asked)}; decided right {right} "
-                         f"({_pct(right, len(asked))}), the knowledge selector had "
-                         f"{k_right} of them right ({_pct(k_right, len(asked))})")
+            lines.append(f"sent to the LLM: {len(asked)}; right afterwards {right} "
+                         f"({pct(right, len(asked))}), the knowledge selector had "
+                         f"{k_right} of them right ({pct(k_right, len(asked))})")
         rows = self.tradeoff()
         if rows:
             n = rows[0].decisions
@@ -238,32 +209,6 @@ class WsdReport:
             d["threshold"] = self.threshold
             d["tradeoff"] = [r.as_dict() for r in rows]
         return d
-
-
-@dataclass(frozen=True, slots=True)
-class Tradeoff:
-    threshold: float
-    decisions: int     # ambiguous knowledge decisions
-    sent: int          # of them below the threshold: to the LLM
-    kept_right: int    # of the rest, right
-
-    def as_dict(self) -> dict[str, Any]:
-        kept = self.decisions - self.sent
-        return {"threshold": self.threshold, "decisions": self.decisions, "to_llm": self.sent,
-                "to_llm_share": round(self.sent / self.decisions, 4) if self.decisions else 0.0,
-                "kept": kept, "kept_right": self.kept_right,
-                "kept_accuracy": round(self.kept_right / kept, 4) if kept else None}
-
-    def describe(self) -> str:
-        kept = self.decisions - self.sent
-        rest = (f"the knowledge selector is right on {_pct(self.kept_right, kept)} of the other "
-                f"{kept}" if kept else "none are left to the knowledge selector")
-        return (f"at threshold {self.threshold:g}, {_pct(self.sent, self.decisions)} of the "
-                f"ambiguous mentions ({self.sent} of {self.decisions}) go to the LLM; {rest}")
-
-
-def _pct(k: int, n: int) -> str:
-    return f"{100 * k / n:.1f} %" if n else "-"
 
 
 # --- candidates ----------------------------------------------------------------------------------

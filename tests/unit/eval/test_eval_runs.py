@@ -10,8 +10,8 @@ import pytest
 
 from kg_rag.errors import ConfigError, InputError
 from kg_rag.eval.calibration import by_threshold
+from kg_rag.eval.llm_use import Tradeoff
 from kg_rag.eval.runs import _split, check_prices, record_path
-from kg_rag.eval.wsd import Tradeoff
 from kg_rag.model import Agent
 from kg_rag.senses.mode import WsdMode
 from kg_rag.senses.store_default import (
