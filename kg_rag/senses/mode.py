@@ -24,14 +24,15 @@ class WsdMode(StrEnum):
 
     @classmethod
     def parse(cls, value: object) -> WsdMode:
-        """The mode named by ``value`` (case and spaces do not matter); InputError naming the
-        allowed values for anything else."""
+        """The mode named by ``value`` (case and spaces do not matter; ``knowledge llm`` is
+        ``knowledge+llm``); InputError naming the allowed values for anything else."""
         if isinstance(value, WsdMode):
             return value
         if isinstance(value, str):
-            name = "".join(value.split()).lower()
+            # "knowledge llm" too: a "+" in a URL's query string arrives as a space
+            names = ("".join(value.split()).lower(), "+".join(value.split()).lower())
             for mode in cls:
-                if mode.value == name:
+                if mode.value in names:
                     return mode
         raise InputError(f"unknown sense selection mode {value!r}; use one of {cls.names()}")
 

@@ -42,7 +42,8 @@ def test_the_modes_and_their_values() -> None:
 @pytest.mark.parametrize("text, mode", [
     ("knowledge", WsdMode.KNOWLEDGE), ("  KNOWLEDGE ", WsdMode.KNOWLEDGE), ("None", WsdMode.NONE),
     ("LLM, Knowledge", WsdMode.LLM_KNOWLEDGE), ("first-sense", WsdMode.FIRST_SENSE),
-    (WsdMode.RANDOM, WsdMode.RANDOM),
+    (WsdMode.RANDOM, WsdMode.RANDOM), ("Knowledge+LLM", WsdMode.KNOWLEDGE_LLM),
+    ("knowledge llm", WsdMode.KNOWLEDGE_LLM),   # "+" decoded as a space from a query string
 ])
 def test_parse_ignores_case_and_spaces(text: str | WsdMode, mode: WsdMode) -> None:
     assert WsdMode.parse(text) is mode
