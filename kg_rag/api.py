@@ -114,9 +114,17 @@ class KnowledgeGraph:
         self.derived.invalidate()
 
     def mode(self, wsd: WsdMode | str | None = None) -> WsdMode:
-        """The sense selection mode ``wsd`` names (None: the ``KG_RAG_WSD`` setting);
-        InputError naming the modes for anything else."""
-        return self.settings.wsd if wsd is None or wsd == "" else WsdMode.parse(wsd)
+        """The sense selection mode ``wsd`` names (None: the store's default set by ``eval wsd
+        --set-default``, else the ``KG_RAG_WSD`` setting); InputError naming the modes for
+        anything else."""
+        if wsd is None or wsd == "":
+            from kg_rag.senses.llm.client import endpoint_host
+            from kg_rag.senses.store_default import resolve_default
+
+            s = self.settings
+            return cast(WsdMode, self._part("store-default", lambda: resolve_default(
+                self.store, s.wsd, s.llm_model, endpoint_host(s.llm_base_url))))
+        return WsdMode.parse(wsd)
 
     def selector(self, wsd: WsdMode | str | None = None) -> SenseSelector | None:
         mode = self.mode(wsd)

@@ -41,6 +41,8 @@ class Settings:
     llm_retries: int = 2
     llm_deadline: float = 90.0
     llm_concurrency: int = 4
+    #: knowledge+llm: knowledge decisions with a probability below this go to the LLM
+    llm_threshold: float = 0.8
     max_document_bytes: int = 5_000_000
     max_query_bytes: int = 100_000
     max_query_depth: int = 64
@@ -64,7 +66,8 @@ class Settings:
 
 _SECRETS = ("llm_api_key", "service_token")
 _URLS = ("endpoint", "update_endpoint", "store_endpoint", "llm_base_url")
-_MAY_BE_ZERO = ("llm_retries",)
+_MAY_BE_ZERO = ("llm_retries", "llm_threshold")
+_AT_MOST_ONE = ("llm_threshold",)
 
 
 def _coerce(name: str, raw: str, default: object) -> object:
@@ -87,6 +90,8 @@ def _coerce(name: str, raw: str, default: object) -> object:
         if not math.isfinite(value) or value < 0 or (value == 0 and name not in _MAY_BE_ZERO):
             least = "0 or more" if name in _MAY_BE_ZERO else "more than 0"
             raise ConfigError(f"{key}={shown} is not a valid value; use {kind}, {least}")
+        if name in _AT_MOST_ONE and value > 1:
+            raise ConfigError(f"{key}={shown} is not a valid value; use a number from 0 to 1")
         return value
     if raw == "":
         if default is None:

@@ -72,13 +72,16 @@ def cmd_index(args: argparse.Namespace) -> int:
                 rep = kg.index(args.paths, lang=args.lang, wsd=args.wsd, progress=bar.update, total=total)
         finally:
             bar.close()
+        uses_llm = kg.mode(args.wsd).uses_llm
     if args.json:
         print_json(asdict(rep))
     else:
         langs = ", ".join(f"{k} {v}" for k, v in sorted(rep.languages.items()))
         print(f"indexed {plural(rep.documents, 'document')} ({plural(rep.passages, 'passage')}; {langs}) "
               f"in {rep.seconds:.1f} s: {plural(rep.mentions, 'mention')}, {rep.ambiguous} ambiguous, "
-              f"{rep.decided} decided, {plural(rep.reused, 'decision')} reused")
+              f"{rep.decided} decided, {plural(rep.reused, 'decision')} reused"
+              + (f"; {plural(rep.llm_calls, 'LLM call')} ({1000 * rep.llm_calls / max(rep.mentions, 1):.1f} "
+                 f"per 1,000 mentions)" if uses_llm or rep.llm_calls else ""))
     return 0
 
 

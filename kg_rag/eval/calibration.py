@@ -101,6 +101,18 @@ def risk_coverage(predicted: Sequence[float], right: Sequence[bool],
     return out
 
 
+def by_threshold(predicted: Sequence[float], right: Sequence[bool],
+                 threshold: float) -> tuple[int, int, int]:
+    """The risk–coverage curve cut at a probability instead of a coverage: (decisions, how many
+    fall below ``threshold`` — the ones ``knowledge+llm`` sends to the LLM —, how many of the
+    others are right)."""
+    if len(predicted) != len(right):
+        raise ValueError("predicted and right differ in length")
+    below = sum(1 for p in predicted if p < threshold)
+    kept_right = sum(1 for p, ok in zip(predicted, right, strict=True) if p >= threshold and ok)
+    return len(predicted), below, kept_right
+
+
 def _r(x: float) -> float:
     return round(x, 4)
 

@@ -89,6 +89,9 @@ def wsd_table(report: WsdReport) -> str:
         lines += ["", *report.system.reliability.describe().split("\n")]
     if report.system.calibration is not None:
         lines += ["", report.system.calibration.table()]
+    llm = report.describe_llm()
+    if llm:
+        lines += ["", *llm.split("\n")]
     lines += ["", f"instances without candidates: {report.no_candidates}"]
     lines += [f"- {for_terminal(p)}" for p in report.problems]
     return "\n".join(lines)

@@ -16,16 +16,20 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pyoxigraph import NamedNode
 
 from kg_rag.errors import InputError
-from kg_rag.eval.calibration import Calibration
+from kg_rag.eval.calibration import Calibration, by_threshold
 from kg_rag.eval.corpus import POS_MAP, Corpus, Token, read_corpus, read_keys, write_keys
+from kg_rag.eval.llm_use import THRESHOLDS, LlmStats, Tradeoff, pct
 from kg_rag.model import Candidate, Mention, Selection, SelectionRequest
 from kg_rag.namespaces import ILI
 from kg_rag.store import Store, Values
+
+if TYPE_CHECKING:
+    from kg_rag.senses.selective import Pair
 
 log = logging.getLogger(__name__)
 
@@ -105,6 +109,21 @@ class Reliability:
                 f"right by confidence (ambiguous instances): {cells}")
 
 
+@dataclass(frozen=True, slots=True)
+class Item:
+    """One scored instance: what was chosen, whether it is right, and who decided it."""
+
+    instance: str
+    gold: tuple[str, ...]
+    chosen: str | None            # the answer key (sense key, ILI id, identifier), None: unanswered
+    right: bool
+    candidates: int
+    selection: Selection | None   # None: no candidates
+    asked_llm: bool = False       # knowledge+llm: sent to the LLM
+    knowledge_probability: float | None = None  # knowledge+llm: the knowledge decision's
+    knowledge_right: bool | None = None          # knowledge+llm: was the knowledge decision right
+
+
 @dataclass(slots=True)
 class SystemResult:
     name: str
@@ -114,6 +133,10 @@ class SystemResult:
     answers: dict[str, str] = field(default_factory=dict)   # instance id → predicted key
     reliability: Reliability | None = None
     calibration: Calibration | None = None
+    #: every scored instance, in corpus order (the system only: run records)
+    items: list[Item] = field(default_factory=list)
+    #: knowledge+llm: the knowledge selector's own decisions (the threshold trade-off)
+    knowledge: Calibration | None = None
 
     def as_dict(self) -> dict[str, Any]:
         d = self.total.as_dict()
@@ -134,6 +157,43 @@ class WsdReport:
     baselines: dict[str, SystemResult]
     no_candidates: int
     problems: list[str]
+    llm: LlmStats | None = None
+    #: the knowledge+llm threshold in use (the selector's, else the setting)
+    threshold: float | None = None
+
+    def tradeoff(self) -> list[Tradeoff]:
+        """The knowledge selector's decisions split at each of :data:`THRESHOLDS` (and the one
+        in use): how many would go to the LLM, how often the knowledge selector is right on the
+        rest. Empty unless the system is the knowledge selector or knowledge+llm."""
+        s = self.system
+        cal = s.knowledge if s.knowledge is not None else (
+            s.calibration if s.name == "knowledge" else None)
+        if cal is None or not len(cal):
+            return []
+        ts = sorted(set(THRESHOLDS) | ({self.threshold} if self.threshold is not None else set()))
+        return [Tradeoff(t, *by_threshold(cal.probability, cal.right, t)) for t in ts]
+
+    def describe_llm(self) -> str:
+        """Lines for the text report: the LLM's cost, the threshold trade-off in words, and
+        for knowledge+llm how the LLM did on the mentions it was sent."""
+        lines = []
+        if self.llm is not None:
+            lines.append(self.llm.describe())
+        asked = [i for i in self.system.items if i.asked_llm]
+        if self.system.knowledge is not None and asked:
+            right = sum(i.right for i in asked)
+            k_right = sum(bool(i.knowledge_right) for i in asked)
+            lines.append(f"sent to the LLM: {len(asked)}; right afterwards {right} "
+                         f"({pct(right, len(asked))}), the knowledge selector had "
+                         f"{k_right} of them right ({pct(k_right, len(asked))})")
+        rows = self.tradeoff()
+        if rows:
+            n = rows[0].decisions
+            lines.append(f"knowledge+llm threshold (from the knowledge selector's own {n} "
+                         "ambiguous decisions; KG_RAG_LLM_THRESHOLD):")
+            lines += [f"- {r.describe()}" + (" ← in use" if r.threshold == self.threshold else "")
+                      for r in rows]
+        return "\n".join(lines)
 
     def as_dict(self) -> dict[str, Any]:
         d = self.system.as_dict()
@@ -142,6 +202,12 @@ class WsdReport:
             "no_candidates": self.no_candidates, "problems": self.problems,
             "baselines": {k: v.as_dict() for k, v in self.baselines.items()},
         })
+        if self.llm is not None:
+            d["llm"] = self.llm.as_dict()
+        rows = self.tradeoff()
+        if rows:
+            d["threshold"] = self.threshold
+            d["tradeoff"] = [r.as_dict() for r in rows]
         return d
 
 
@@ -263,17 +329,29 @@ def _requests(corpus: Corpus, lang: str, lookup: CandidateLookup, window: int,
 # --- scoring -------------------------------------------------------------------------------------
 def _run(name: str, select: Callable[[Sequence[SelectionRequest]], list[Selection]],
          batches: list[list[_Item]], gold: dict[str, tuple[str, ...]], senses: SenseKeys,
-         progress: Callable[[int], None] | None = None, threshold: float | None = None) -> SystemResult:
+         progress: Callable[[int], None] | None = None, threshold: float | None = None,
+         pairs: Callable[[Sequence[SelectionRequest]], list[Pair]] | None = None) -> SystemResult:
     """Score one selector; with ``threshold``, also how often it is right at each confidence and
-    how well calibrated its decisions are (:mod:`kg_rag.eval.calibration`)."""
+    how well calibrated its decisions are (:mod:`kg_rag.eval.calibration`), and every item.
+    ``pairs`` (knowledge+llm's :meth:`~kg_rag.senses.selective.SelectiveSelector.select_pairs`)
+    replaces ``select`` and also scores the knowledge selector's own decisions."""
+    from kg_rag.senses.selective import probability
+
+    system = threshold is not None
     res = SystemResult(name, reliability=Reliability(threshold) if threshold is not None else None,
-                       calibration=Calibration() if threshold is not None else None)
+                       calibration=Calibration() if system else None,
+                       knowledge=Calibration() if pairs is not None else None)
     for items in batches:
         todo = [it for it in items if it.request.mention.candidates and it.token.instance in gold]
         t0 = time.perf_counter()
-        selections = select([it.request for it in todo]) if todo else []
+        both = pairs([it.request for it in todo]) if pairs is not None and todo else None
+        if both is not None:
+            selections = [p.final for p in both]
+        else:
+            selections = select([it.request for it in todo]) if todo else []
         res.seconds += time.perf_counter() - t0
         chosen = {it.token.instance: sel for it, sel in zip(todo, selections, strict=True)}
+        first = {it.token.instance: p for it, p in zip(todo, both or [], strict=False)}
         for it in items:
             iid = it.token.instance
             if iid is None or iid not in gold:
@@ -283,18 +361,37 @@ def _run(name: str, select: Callable[[Sequence[SelectionRequest]], list[Selectio
             for s in (res.total, bucket):
                 s.n += 1
             sel = chosen.get(iid)
+            cands = it.request.mention.candidates
+            gold_keys = set(gold[iid])
+            pair = first.get(iid)
+            if pair is not None and res.knowledge is not None and len(cands) > 1 \
+                    and pair.knowledge.chosen is not None:
+                k = pair.knowledge
+                assert k.chosen is not None
+                res.knowledge.add(k.scores, [c.id for c in cands],
+                                  [bool(senses.keys_of(c) & gold_keys) for c in cands],
+                                  k.chosen.id, k.confidence, bool(senses.keys_of(k.chosen) & gold_keys))
+            extra: dict[str, Any] = {}
+            if pair is not None:
+                k = pair.knowledge
+                extra = {"asked_llm": pair.asked, "knowledge_probability": probability(k),
+                         "knowledge_right": k.chosen is not None
+                         and bool(senses.keys_of(k.chosen) & gold_keys)}
             if sel is None or sel.chosen is None:
+                if system:
+                    res.items.append(Item(iid, gold[iid], None, False, len(cands), sel, **extra))
                 continue
             keys = senses.keys_of(sel.chosen)
-            gold_keys = set(gold[iid])
             ok = bool(keys & gold_keys)
+            if system:
+                res.items.append(Item(iid, gold[iid], senses.answer_key(sel.chosen), ok, len(cands),
+                                      sel, **extra))
             for s in (res.total, bucket):
                 s.answered += 1
                 s.correct += ok
             if res.reliability is not None and len(it.request.mention.candidates) > 1:
                 res.reliability.add(sel.confidence, ok)
             if res.calibration is not None and len(it.request.mention.candidates) > 1:
-                cands = it.request.mention.candidates
                 res.calibration.add(sel.scores, [c.id for c in cands],
                                     [bool(senses.keys_of(c) & gold_keys) for c in cands],
                                     sel.chosen.id, sel.confidence, ok)
@@ -308,12 +405,14 @@ def evaluate(store: Store, selector: Any, data: str | Path, gold_path: str | Pat
              lang: str | None = None, window: int = 1, predictions: str | Path | None = None,
              lookup: CandidateLookup | None = None,
              progress: Callable[[int], None] | None = None, any_pos: bool = False,
-             lexicon: str | None = None) -> WsdReport:
+             lexicon: str | None = None, threshold: float | None = None) -> WsdReport:
     """Run ``selector`` (and the first-sense and random baselines) on a corpus; never raises for
     one bad instance: problems are counted and listed in the report. ``any_pos``: candidates of
     the lemma in every part of speech, as the annotator gives them for raw text (the corpus' POS
     still groups the scores). ``lexicon``: candidates only from this loaded source (graph IRI or
-    file name, :func:`loaders.catalog.resolve_source`; InputError when unknown)."""
+    file name, :func:`loaders.catalog.resolve_source`; InputError when unknown). ``threshold``:
+    the knowledge+llm threshold to mark in the trade-off (a knowledge+llm selector's own wins).
+    An LLM selector's requests and tokens are counted (``report.llm``)."""
     from kg_rag.pipeline.evidence import fetch_evidence
     from kg_rag.senses.baselines import FirstSenseSelector, RandomSelector
 
@@ -365,8 +464,19 @@ def evaluate(store: Store, selector: Any, data: str | Path, gold_path: str | Pat
     warm_up = getattr(selector, "warm_up", None)
     if callable(warm_up):  # load graphs and indexes outside the timed part
         warm_up()
+    usage = _usage(selector)
+    before = (usage.requests, usage.tokens_in, usage.tokens_out) if usage is not None else None
+    pairs = getattr(selector, "select_pairs", None)
     system = _run(selector.agent.name, selector.select, batches, gold, senses, progress,
-                  threshold=CONFIDENT)
+                  threshold=CONFIDENT, pairs=pairs if callable(pairs) else None)
+    llm = None
+    usage = _usage(selector)
+    if usage is not None and before is not None:
+        sent = sum(1 for i in system.items if i.asked_llm or (
+            i.selection is not None and i.selection.llm is not None))
+        llm = LlmStats(usage.requests - before[0], usage.tokens_in - before[1],
+                       usage.tokens_out - before[2], system.total.n, sent)
+    threshold = getattr(selector, "threshold", threshold)
     baselines = {}
     for base in (FirstSenseSelector(), RandomSelector(seed=0)):
         if base.agent.name != system.name:
@@ -374,4 +484,14 @@ def evaluate(store: Store, selector: Any, data: str | Path, gold_path: str | Pat
     if predictions:
         write_keys(predictions, system.answers)
     return WsdReport(corpus=corpus.source, lang=eval_lang, system=system, baselines=baselines,
-                     no_candidates=no_cands, problems=problems)
+                     no_candidates=no_cands, problems=problems, llm=llm, threshold=threshold)
+
+
+def _usage(selector: Any) -> Any:
+    """The request and token counter of the LLM selector in ``selector`` (itself, knowledge+llm's
+    or llm,knowledge's primary), or None."""
+    for part in (selector, getattr(selector, "llm", None), getattr(selector, "primary", None)):
+        usage = getattr(part, "usage", None)
+        if usage is not None and hasattr(usage, "requests"):
+            return usage
+    return None

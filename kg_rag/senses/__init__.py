@@ -5,6 +5,8 @@
 - :mod:`.knowledge` — the offline knowledge-based selector and its signals;
 - :mod:`.llm` — the paper's method: a chat model prompted with the dictionary senses;
 - :mod:`.fallback` — one selector standing in when another cannot work;
+- :mod:`.selective` — ``knowledge+llm``: the LLM only for the knowledge selector's unsure decisions;
+- :mod:`.store_default` — a store's default mode, set only on a measurement not below the first sense;
 - :mod:`.baselines` — first sense and random, for evaluation.
 """
 

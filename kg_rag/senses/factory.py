@@ -38,4 +38,11 @@ def make_selector(mode: WsdMode, store: Store, config: Settings) -> SenseSelecto
         from kg_rag.senses.llm.selector import LLMSenseSelector
 
         return FallbackSelector(LLMSenseSelector.from_settings(config), KnowledgeSelector(store))
+    if mode == WsdMode.KNOWLEDGE_LLM:
+        from kg_rag.senses.knowledge.selector import KnowledgeSelector
+        from kg_rag.senses.llm.selector import LLMSenseSelector
+        from kg_rag.senses.selective import SelectiveSelector
+
+        return SelectiveSelector(KnowledgeSelector(store), LLMSenseSelector.from_settings(config),
+                                 config.llm_threshold)
     raise TypeError(f"make_selector wants a WsdMode, not {mode!r} (parse text with WsdMode.parse)")

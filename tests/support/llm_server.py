@@ -1,7 +1,8 @@
 """A real OpenAI-compatible chat server on 127.0.0.1 for tests (stdlib ``http.server``).
 
-It speaks ``POST /v1/chat/completions`` (answers with ``usage`` token counts), records every
-request (``server.requests``: path, headers, JSON body) and answers as scripted by the test::
+It speaks ``POST /v1/chat/completions`` (answers with ``usage`` token counts, each also kept in
+``server.usages``), records every request (``server.requests``: path, headers, JSON body) and
+answers as scripted by the test::
 
     with LlmServer(choose({"הבדים": "branch"})) as srv:          # pick by sense text
         selector = selector_for(srv)                            # the real openai client
@@ -113,6 +114,8 @@ class LlmServer:
         self.script = script
         self.rejects_response_format = rejects_response_format
         self.requests: list[Recorded] = []
+        #: the ``usage`` objects of the answers sent, in order (what a client should count)
+        self.usages: list[dict[str, int]] = []
         self.in_flight = 0
         self.max_in_flight = 0
         self._lock = threading.Lock()
@@ -195,6 +198,8 @@ class LlmServer:
                         doc["usage"] = {"prompt_tokens": prompt_chars // 3 + 1,
                                         "completion_tokens": out,
                                         "total_tokens": prompt_chars // 3 + 1 + out}
+                        with server._lock:
+                            server.usages.append(doc["usage"])
                     payload = json.dumps(doc, ensure_ascii=False)
                 data = payload.encode("utf-8")
                 try:

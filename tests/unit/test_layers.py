@@ -28,6 +28,7 @@ EXCEPTIONS = {
     ("cli/evaluate.py", "kg_rag.eval.corpus"): "eval wsd counts the corpus' instances",
     ("cli/evaluate.py", "kg_rag.eval.report"): "eval wsd prints the harness' table",
     ("cli/evaluate.py", "kg_rag.eval.wsd"): "eval wsd runs the harness",
+    ("cli/evaluate.py", "kg_rag.eval.runs"): "eval wsd writes run records and sets the store's default",
     ("cli/eval_retrieval.py", "kg_rag.eval.retrieval"): "eval retrieval runs the harness",
     ("cli/demo.py", "kg_rag.resources"): "the demo loads the bundled demo files",
     ("cli/serve.py", "kg_rag.service"): "serve runs the service, another adapter",

@@ -86,6 +86,21 @@ def template_text(name: str) -> str:
         ) from e
 
 
+#: the files of a template, in the order :func:`template_sha256` hashes them
+TEMPLATE_FILES = ("system.txt", "user.txt", "retry.txt", "schema.json")
+
+
+@cache
+def template_sha256(template: str = TEMPLATE) -> str:
+    """SHA-256 of the template's shipped files (name and text of each, in
+    :data:`TEMPLATE_FILES` order): two runs with the same hash sent the same instructions."""
+    h = hashlib.sha256()
+    for part in TEMPLATE_FILES:
+        name = f"{template}.{part}"
+        h.update(name.encode("utf-8") + b"\x1f" + template_text(name).encode("utf-8") + b"\x1e")
+    return h.hexdigest()
+
+
 def _schema_parts() -> dict[str, Any]:
     parts: dict[str, Any] = json.loads(template_text(f"{TEMPLATE}.schema.json"))
     return parts

@@ -24,7 +24,7 @@ from kg_rag.store import EmbeddedStore
 
 DEMO = resource_path("demo")
 QUESTION = "הפירות העמיסו על הבדים"
-ALL = ["none", "knowledge", "llm", "llm,knowledge", "first-sense", "random"]
+ALL = ["none", "knowledge", "llm", "llm,knowledge", "knowledge+llm", "first-sense", "random"]
 
 
 @pytest.fixture(scope="module")
@@ -42,7 +42,8 @@ def test_the_modes_and_their_values() -> None:
 @pytest.mark.parametrize("text, mode", [
     ("knowledge", WsdMode.KNOWLEDGE), ("  KNOWLEDGE ", WsdMode.KNOWLEDGE), ("None", WsdMode.NONE),
     ("LLM, Knowledge", WsdMode.LLM_KNOWLEDGE), ("first-sense", WsdMode.FIRST_SENSE),
-    (WsdMode.RANDOM, WsdMode.RANDOM),
+    (WsdMode.RANDOM, WsdMode.RANDOM), ("Knowledge+LLM", WsdMode.KNOWLEDGE_LLM),
+    ("knowledge llm", WsdMode.KNOWLEDGE_LLM),   # "+" decoded as a space from a query string
 ])
 def test_parse_ignores_case_and_spaces(text: str | WsdMode, mode: WsdMode) -> None:
     assert WsdMode.parse(text) is mode

@@ -180,11 +180,14 @@ def test_semeval2007_with_oewn(shared_data: Path, tmp_path: Path) -> None:
 
 
 def test_cli_llm_selector_on_a_loopback_server(store_dir: Path, monkeypatch: pytest.MonkeyPatch,
-                                               capsys: pytest.CaptureFixture[str]) -> None:
+                                               capsys: pytest.CaptureFixture[str],
+                                               tmp_path: Path) -> None:
     """--wsd llm builds LLMSenseSelector.from_settings: the real openai client against a real
     OpenAI-compatible server on 127.0.0.1 that always picks the river sense of 'bank'."""
     from kg_rag.settings import settings
     from tests.support.llm_server import LlmServer, choose, llm_env
+
+    monkeypatch.chdir(tmp_path)  # the run record goes to the current directory
 
     with LlmServer(choose({"bank": "sloping land"})) as srv:
         for k, v in llm_env(srv).items():
@@ -202,3 +205,4 @@ def test_cli_llm_selector_on_a_loopback_server(store_dir: Path, monkeypatch: pyt
     # river bank right (t0), money bank wrong (t1): one error among the answered
     assert d["answered"] - d["correct"] == 1
     assert set(d["baselines"]) == {"first-sense", "random"}
+    assert Path(d["run_record"]).parent == Path(".") and (tmp_path / d["run_record"]).is_file()
