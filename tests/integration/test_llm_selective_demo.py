@@ -69,15 +69,16 @@ def asked(srv: LlmServer) -> list[str]:
 def test_no_request_when_every_decision_is_above_the_threshold(demo_store: Path,
                                                                knowledge: KnowledgeGraph) -> None:
     probs = knowledge_probabilities(knowledge, HAHN, "de")
-    assert probs and min(probs.values()) >= 0.8
+    assert probs and min(probs.values()) >= 0.7
     with LlmServer(Reply(status=500)) as srv:   # any request would fail loudly
         doc = json.loads(kg_rag(demo_store, srv, "ask", HAHN, "--lang", "de",
-                                "--wsd", "knowledge+llm", "--json").stdout)
+                                "--wsd", "knowledge+llm", "--json",
+                                KG_RAG_LLM_THRESHOLD="0.7").stdout)
         assert srv.requests == []
     assert doc["wsd"] == "knowledge+llm" and doc["llm"]["calls"] == 0
     m = next(m for m in doc["mentions"] if m["ambiguous"])
     assert m["selector"]["name"] == "knowledge"
-    assert "≥ 0.8: the LLM was not asked" in m["reason"]
+    assert "≥ 0.7: the LLM was not asked" in m["reason"]
     assert m["chosen"]["concept"].endswith("/rooster")
 
 
