@@ -115,12 +115,27 @@ def _bars(groups: list[str], series: dict[str, list[float]], ylabel: str, ylim: 
     plt.close(fig)
 
 
+def _label(name: str, width: int = 11) -> str:
+    """A set name broken at its dashes and spaces into lines of about ``width`` characters, so
+    that long names do not run into the next one under a bar chart."""
+    lines: list[str] = []
+    for word in name.split(" "):
+        line = ""
+        for part in word.replace("-", "-\0").split("\0"):
+            if line and len(line) + len(part) > width:
+                lines.append(line)
+                line = ""
+            line += part
+        lines.append(line)
+    return "\n".join(lines)
+
+
 def _grouped(ax: Any, groups: list[str], series: dict[str, list[float]]) -> None:
     width = 0.8 / max(len(series), 1)
     for k, (name, vals) in enumerate(series.items()):
         ax.bar([i + k * width for i in range(len(groups))], vals, width, label=name)
     # a long set name breaks at its dashes and dots instead of running into the next one
-    labels = [g.replace("-", "-\n", 1).replace(" ", "\n") for g in groups]
+    labels = [_label(g) for g in groups]
     ax.set_xticks([i + width * (len(series) - 1) / 2 for i in range(len(groups))], labels,
                   fontsize=8)
     ax.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize=8, frameon=False)
@@ -214,7 +229,7 @@ def retrieval_chart(reports: list[tuple[str, RetrievalReport]], path: Path) -> N
         right.bar(xs, ds, width, yerr=err, capsize=3, label=f"{mode} − none", color=f"C{modes.index(mode)}")
     right.axhline(0.0, color="black", linewidth=0.8)
     right.set_xticks([i + width * (len(compared) - 1) / 2 for i in range(len(rows))],
-                     [n.replace("-", "-\n", 1).replace(" ", "\n") for n, _ in rows], fontsize=7)
+                     [_label(n) for n, _ in rows], fontsize=7)
     right.set_ylabel("Δ nDCG@10 vs none (95 % CI)")
     right.set_title("paired difference from label matching")
     right.legend(fontsize=8, frameon=False)
