@@ -9,16 +9,23 @@ DEMO_STORE ?= demo-store
 
 .PHONY: demo test unit lint typecheck eval bench conformance browser-deps clean install
 
+# the demo needs only the core package; the tests, the service and the benchmarks everything
+$(VENV)/.core: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -e .
+	touch $@
+
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q -e '.[all]'
-	touch $@
+	touch $@ $(VENV)/.core
 
 install: $(VENV)/.installed
 
 ## make demo: build the demo store offline and run the paper's four Hebrew sentences
-demo: $(VENV)/.installed
+demo: $(VENV)/.core
 	$(KG) --store $(DEMO_STORE) demo
 	@echo "kg-rag is installed at $(KG) (or: source $(VENV)/bin/activate); try: $(KG) --store $(DEMO_STORE) ask Hahn"
 
