@@ -153,17 +153,21 @@ class KnowledgeGraph:
     # --- documents --------------------------------------------------------------------------
     def index(self, paths: Iterable[str | Path], lang: str | None = None,
               wsd: WsdMode | str | None = None, progress: Callable[[int], None] | None = None,
-              total: Callable[[int], None] | None = None) -> IndexReport:
+              total: Callable[[int], None] | None = None, strict: bool = False) -> IndexReport:
         """Read the documents at ``paths`` (files or folders) and index them; ``lang`` for those
         that do not say. ``total(n)`` is called once with the number of documents read, then
-        ``progress(1)`` after each document."""
+        ``progress(1)`` after each document. A file in a folder that is no document (binary,
+        empty, a .pdf, …) is skipped and named in the report's ``skipped``; ``strict``: it is an
+        error instead, and nothing is indexed."""
         mode = self.mode(wsd)
-        docs = read_documents(paths, self.settings.max_document_bytes)
+        skipped: list[str] | None = None if strict else []
+        docs = read_documents(paths, self.settings.max_document_bytes, skipped)
         if lang:
             docs = [replace(d, lang=d.lang or lang) for d in docs]
         if total is not None:
             total(len(docs))
-        return self.index_documents(docs, wsd=mode, progress=progress)
+        rep = self.index_documents(docs, wsd=mode, progress=progress)
+        return replace(rep, skipped=list(skipped or []))
 
     def index_documents(self, docs: Sequence[SourceDocument], wsd: WsdMode | str | None = None,
                         progress: Callable[[int], None] | None = None) -> IndexReport:

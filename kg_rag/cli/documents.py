@@ -39,6 +39,9 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("--stdin-format", choices=("auto", *STDIN_FORMATS), default="auto",
                    help="what standard input holds (default: JSON Lines if it starts with '{', "
                         "HTML if with '<', else text)")
+    p.add_argument("--strict", action="store_true",
+                   help="a file in a folder that is no document (binary, empty, .pdf, ...) is an "
+                        "error and nothing is indexed (default: it is skipped and named)")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_index)
 
@@ -65,11 +68,14 @@ def cmd_index(args: argparse.Namespace) -> int:
                              "give '-' as a path")
         try:
             if "-" in args.paths:
-                docs = _documents(args, kg.settings.max_document_bytes)
+                skipped: list[str] | None = None if args.strict else []
+                docs = _documents(args, kg.settings.max_document_bytes, skipped)
                 total(len(docs))
-                rep = kg.index_documents(docs, wsd=args.wsd, progress=bar.update)
+                rep = replace(kg.index_documents(docs, wsd=args.wsd, progress=bar.update),
+                              skipped=list(skipped or []))
             else:
-                rep = kg.index(args.paths, lang=args.lang, wsd=args.wsd, progress=bar.update, total=total)
+                rep = kg.index(args.paths, lang=args.lang, wsd=args.wsd, progress=bar.update,
+                               total=total, strict=args.strict)
         finally:
             bar.close()
         uses_llm = kg.mode(args.wsd).uses_llm
@@ -82,14 +88,20 @@ def cmd_index(args: argparse.Namespace) -> int:
               f"{rep.decided} decided, {plural(rep.reused, 'decision')} reused"
               + (f"; {plural(rep.llm_calls, 'LLM call')} ({1000 * rep.llm_calls / max(rep.mentions, 1):.1f} "
                  f"per 1,000 mentions)" if uses_llm or rep.llm_calls else ""))
+        if rep.skipped:
+            print(f"skipped {plural(len(rep.skipped), 'file')} that {'is' if len(rep.skipped) == 1 else 'are'} "
+                  f"no document (--strict makes this an error):", file=sys.stderr)
+            for reason in rep.skipped:
+                print(f"  {for_terminal(reason)}", file=sys.stderr)
     return 0
 
 
-def _documents(args: argparse.Namespace, limit: int) -> list[SourceDocument]:
+def _documents(args: argparse.Namespace, limit: int,
+               skipped: list[str] | None = None) -> list[SourceDocument]:
     """The documents of the paths and of standard input (``-``), read before anything is written."""
     if args.paths.count("-") > 1:
         raise InputError("standard input can be read once: give '-' only once")
-    docs = read_documents([p for p in args.paths if p != "-"], limit)
+    docs = read_documents([p for p in args.paths if p != "-"], limit, skipped)
     docs += stdin_documents(sys.stdin.buffer.read(), args.stdin_id, args.stdin_format, limit)
     seen: set[str] = set()
     for d in docs:

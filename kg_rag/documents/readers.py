@@ -2,13 +2,21 @@
 
 Every problem is an :class:`InputError` naming the file (and line for JSON Lines), raised before
 anything is written: binary files, undecodable text, documents over the size limit, bad JSON.
+In a folder, a bad or unsupported file can instead be reported and skipped (``skipped``), so
+that one PDF or one empty file does not stop the other files from being indexed.
+
+A file's document id is its path relative to the folder that was given, without the suffix
+(``a/notes.txt`` → ``a/notes``; a file given by itself: its stem), so two ``notes.txt`` in two
+subfolders are two documents, never one replacing the other. The source recorded with a
+document (``dct:source``) is that relative path too (``corpus.jsonl:29``), never the indexing
+machine's absolute path, which the SPARQL endpoint would show to anyone.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
@@ -108,7 +116,12 @@ def doc_from_record(rec: Any, where: str, limit: int) -> SourceDocument:
     return SourceDocument(str(doc_id).strip(), nfc(text), lang or None, nfc(str(title)), where, meta)
 
 
-def read_path(path: Path, limit: int) -> list[SourceDocument]:
+def read_path(path: Path, limit: int, ident: str | None = None,
+              source: str | None = None) -> list[SourceDocument]:
+    """The documents of one file: ``ident`` is the id of a non-JSON-Lines file (default: its
+    stem), ``source`` what is recorded as where it came from (default: its name)."""
+    ident = path.stem if ident is None else ident
+    source = path.name if source is None else source
     kind = SUFFIXES.get(path.suffix.lower())
     if kind is None:
         raise InputError(f"{path}: unsupported document type {path.suffix or '(none)'}; "
@@ -130,7 +143,7 @@ def read_path(path: Path, limit: int) -> list[SourceDocument]:
                 rec = json.loads(line)
             except json.JSONDecodeError as e:
                 raise InputError(f"{path}:{n}: not valid JSON ({e.msg})") from None
-            docs.append(doc_from_record(rec, f"{path}:{n}", limit))
+            docs.append(replace(doc_from_record(rec, f"{path}:{n}", limit), source=f"{source}:{n}"))
         if not docs:
             raise InputError(f"{path}: no documents in this JSON Lines file")
         return docs
@@ -144,19 +157,40 @@ def read_path(path: Path, limit: int) -> list[SourceDocument]:
                 break
     if not text.strip():
         raise InputError(f"{path}: the document is empty")
-    return [SourceDocument(path.stem, text, None, title or path.stem, str(path))]
+    return [SourceDocument(ident, text, None, title or path.stem, source)]
 
 
-def read_documents(paths: Iterable[str | Path], limit: int) -> list[SourceDocument]:
-    """All documents under ``paths`` (folders are walked), read completely before returning."""
+def read_documents(paths: Iterable[str | Path], limit: int,
+                   skipped: list[str] | None = None) -> list[SourceDocument]:
+    """All documents under ``paths`` (folders are walked), read completely before returning.
+
+    ``skipped``: when given, a file in a folder that cannot be read as a document (binary, empty,
+    not UTF-8, over the limit, bad JSON, an unsupported type such as .pdf) is not an error: its
+    one-line reason is appended and the other files are read. A file named by itself, and a
+    folder with no document at all, stay errors."""
     out: list[SourceDocument] = []
     for p in map(Path, paths):
         if p.is_dir():
-            files = sorted(f for f in p.rglob("*") if f.is_file() and f.suffix.lower() in SUFFIXES)
+            found = sorted(f for f in p.rglob("*") if f.is_file() and not _hidden(f.relative_to(p)))
+            files = [f for f in found if f.suffix.lower() in SUFFIXES]
+            if skipped is not None:
+                skipped.extend(f"{f}: unsupported document type {f.suffix or '(none)'}; skipped"
+                               for f in found if f.suffix.lower() not in SUFFIXES)
             if not files:
                 raise InputError(f"{p}: no .txt, .md, .html or .jsonl files in this folder")
+            before = len(out)
             for f in files:
-                out.extend(read_path(f, limit))
+                rel = f.relative_to(p)
+                try:
+                    out.extend(read_path(f, limit, rel.with_suffix("").as_posix(), rel.as_posix()))
+                except InputError as e:
+                    if skipped is None:
+                        raise
+                    skipped.append(str(e))
+            if len(out) == before:
+                reasons = skipped or ["?"]
+                raise InputError(f"{p}: no file in this folder could be read as a document "
+                                 f"({len(reasons)} skipped; the first: {reasons[0]})")
         elif p.exists():
             out.extend(read_path(p, limit))
         else:
@@ -167,6 +201,11 @@ def read_documents(paths: Iterable[str | Path], limit: int) -> list[SourceDocume
             raise InputError(f"document id {d.id!r} appears twice ({seen[d.id]} and {d.source})")
         seen[d.id] = d.source
     return out
+
+
+def _hidden(rel: Path) -> bool:
+    """A dot file or a file in a dot folder (``.git``, ``.DS_Store``): not a document."""
+    return any(part.startswith(".") for part in rel.parts)
 
 
 def iter_paragraphs(text: str) -> Iterator[tuple[int, int]]:

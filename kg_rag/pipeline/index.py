@@ -10,7 +10,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 from kg_rag.annotate import Annotator
 from kg_rag.documents import SourceDocument, iter_paragraphs
@@ -38,6 +38,8 @@ class IndexReport:
     languages: dict[str, int]
     seconds: float
     llm_calls: int = 0
+    #: files of the given folders that were not documents, each with its one-line reason
+    skipped: list[str] = field(default_factory=list)
 
 
 def shift(mentions: Sequence[Mention], offset: int) -> list[Mention]:

@@ -63,3 +63,42 @@ def test_paragraph_offsets() -> None:
     text = "  first para \n\n\nsecond\nstill second\n\n third "
     spans = list(iter_paragraphs(text))
     assert [text[s:e] for s, e in spans] == ["first para", "second\nstill second", "third"]
+
+
+def test_ids_and_sources_are_paths_relative_to_the_folder(tmp_path: Path) -> None:
+    """Two notes.txt in two subfolders are two documents (the id was the stem: the second
+    replaced the first from an earlier run), and what is recorded as the source is the path
+    inside the folder, never the indexing machine's absolute path."""
+    for sub, text in (("a", "Branches of the fig tree."), ("b", "The bank by the river.")):
+        (tmp_path / "corpus" / sub).mkdir(parents=True)
+        (tmp_path / "corpus" / sub / "notes.txt").write_text(text, encoding="utf-8")
+    (tmp_path / "corpus" / "top.jsonl").write_text(json.dumps({"id": "j1", "text": "x"}) + "\n",
+                                                   encoding="utf-8")
+    docs = {d.id: d for d in read_documents([tmp_path / "corpus"], limit=10_000)}
+    assert set(docs) == {"a/notes", "b/notes", "j1"}
+    assert docs["a/notes"].source == "a/notes.txt" and docs["j1"].source == "top.jsonl:1"
+    assert all(str(tmp_path) not in d.source for d in docs.values())
+    (single,) = read_documents([tmp_path / "corpus" / "a" / "notes.txt"], limit=10_000)
+    assert (single.id, single.source) == ("notes", "notes.txt")
+
+
+def test_bad_files_in_a_folder_are_skipped_and_named(tmp_path: Path) -> None:
+    folder = tmp_path / "mixed"
+    folder.mkdir()
+    (folder / "good.txt").write_text("Der Hahn kräht.", encoding="utf-8")
+    (folder / "empty.md").write_text("  \n", encoding="utf-8")
+    (folder / "bin.txt").write_bytes(b"abc\x00def")
+    (folder / "paper.pdf").write_bytes(b"%PDF-1.7")
+    (folder / ".hidden.txt").write_text("not a document", encoding="utf-8")
+    with pytest.raises(InputError, match="binary"):    # strict: the first bad file stops it
+        read_documents([folder], limit=10_000)
+    skipped: list[str] = []
+    docs = read_documents([folder], limit=10_000, skipped=skipped)
+    assert [d.id for d in docs] == ["good"]
+    assert len(skipped) == 3 and all("\n" not in s for s in skipped)
+    assert any("paper.pdf" in s and "unsupported" in s for s in skipped)
+    assert any("bin.txt" in s and "binary" in s for s in skipped)
+    assert any("empty.md" in s and "empty" in s for s in skipped)
+    (folder / "good.txt").unlink()
+    with pytest.raises(InputError, match="no file in this folder could be read"):
+        read_documents([folder], limit=10_000, skipped=[])
