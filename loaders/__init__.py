@@ -76,6 +76,7 @@ class LoadReport:
     senses: int
     languages: tuple[str, ...]
     seconds: float
+    warnings: tuple[str, ...] = ()   # loaded, but looks wrong (loaders.skos_checks)
 
 
 def detect_format(path: Path, fmt: str = "auto") -> str:
@@ -172,9 +173,12 @@ def load_file(store: Store, path: Path | str, fmt: str = "auto", graph: str | No
     ))
     seconds = time.monotonic() - start
     log.info("loaded %s into %s: %d triples in %.1f s", path, g.value, n, seconds)
+    for w in parsed.warnings:
+        log.info("%s: warning: %s", path.name, w)
     return LoadReport(graph=g.value, path=str(path), kind=parsed.kind, triples=n,
                       concepts=parsed.concepts, entries=parsed.entries, senses=parsed.senses,
-                      languages=languages, seconds=round(seconds, 3))
+                      languages=languages, seconds=round(seconds, 3),
+                      warnings=tuple(parsed.warnings))
 
 
 __all__ = ["FORMATS", "MAPPING_VERSIONS", "LoadReport", "detect_format", "drop_source", "list_sources",

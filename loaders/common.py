@@ -31,6 +31,7 @@ class Parsed:
     senses: int = 0
     entities: int = 0              # distinct IRI subjects
     languages: set[str] = field(default_factory=set)
+    warnings: list[str] = field(default_factory=list)  # what is loaded but looks wrong (SKOS integrity)
 
     def discard(self) -> None:
         """Remove the spool file, if any."""

@@ -25,7 +25,7 @@ from kg_rag.errors import LoadError
 from kg_rag.namespaces import ONTOLEX, SKOS
 from kg_rag.store import EmbeddedStore
 from kg_rag.text.normalise import base_language
-from loaders import ontolex, skos
+from loaders import ontolex, skos, skos_checks
 from loaders.common import Parsed, read_all
 
 log = logging.getLogger(__name__)
@@ -129,10 +129,12 @@ def _normalise(quads: list[Quad], graph: NamedNode) -> list[Quad]:
     return out
 
 
-def complete(quads: list[Quad], graph: NamedNode) -> tuple[list[Quad], dict[str, int], set[str]]:
+def complete(quads: list[Quad], graph: NamedNode,
+             checks: list[str] | None = None) -> tuple[list[Quad], dict[str, int], set[str]]:
     """``quads`` (triples of the default graph) with the SKOS and OntoLex materialisations
     added, each statement once; the counts of concepts, entries, senses and distinct subjects;
-    and the base languages of the labels and written forms. Shared by the RDF and DMLex loaders."""
+    and the base languages of the labels and written forms. Shared by the RDF and DMLex loaders.
+    ``checks``: the SKOS integrity warnings (:mod:`loaders.skos_checks`) are appended to it."""
     tmp = EmbeddedStore(":memory:")
     tmp.oxigraph.bulk_extend(quads)
     tmp.oxigraph.bulk_extend(skos.materialise(tmp, graph) + ontolex.materialise(tmp, graph))
@@ -143,6 +145,8 @@ def complete(quads: list[Quad], graph: NamedNode) -> tuple[list[Quad], dict[str,
                  if q.predicate in _LABEL_PREDICATES and isinstance(q.object, Literal)
                  and q.object.language}
     counts["entities"] = len({q.subject for q in out})
+    if checks is not None:
+        checks.extend(skos_checks.warnings(tmp, counts["concepts"], counts["entries"]))
     return out, counts, languages
 
 
@@ -153,7 +157,8 @@ def parse(path: Path, syntax: str, graph: NamedNode, pipeline: str = "auto") -> 
         check_xml(path, data)
     quads = _normalise(_parse_quads(path, data, syntax), graph)
     del data
-    quads, counts, languages = complete(quads, graph)
+    checks: list[str] = []
+    quads, counts, languages = complete(quads, graph, checks)
     concepts, entries, senses = counts["concepts"], counts["entries"], counts["senses"]
     if pipeline == "ontolex" or (pipeline == "auto" and entries):
         kind = "ontolex"
@@ -163,4 +168,4 @@ def parse(path: Path, syntax: str, graph: NamedNode, pipeline: str = "auto") -> 
         kind = "rdf"
     return Parsed(kind=kind, media_type=SYNTAXES[syntax][1], quads=quads, triples=len(quads),
                   concepts=concepts, entries=entries, senses=senses, entities=counts["entities"],
-                  languages=languages)
+                  languages=languages, warnings=checks)

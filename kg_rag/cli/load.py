@@ -11,6 +11,7 @@ from tqdm import tqdm
 from kg_rag.api import KnowledgeGraph
 from kg_rag.cli.common import plural, print_json, progress_enabled, store_from_args
 from kg_rag.errors import InputError
+from kg_rag.text.normalise import for_terminal
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -55,6 +56,8 @@ def cmd_load(args: argparse.Namespace) -> int:
                       f"{plural(rep.concepts, 'concept')}, {plural(rep.entries, 'entry', 'entries')}, "
                       f"{plural(rep.senses, 'sense')}, "
                       f"languages {', '.join(rep.languages) or '-'} ({rep.seconds:.1f} s)")
+            for w in rep.warnings:
+                print(f"  warning: {for_terminal(w)}", file=sys.stderr)
     if args.json:
         print_json([asdict(r) for r in reports])
     return 0
