@@ -80,3 +80,28 @@ class AlignmentReport:
     proposals: tuple[Proposal, ...] = field(default_factory=tuple)
     started: str = ""
     ended: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class AlignmentLink:
+    """One record of the alignment graph, as ``kg-rag alignments`` lists it."""
+
+    id: str                       # the short identifier (24 hex digits) that review commands take
+    iri: str
+    sense: str
+    concept: str
+    score: float
+    status: str                   # proposed | accepted | rejected
+    method: str
+    dictionary: str
+    thesaurus: str
+    run: str
+    relation: str                 # what accepting states: ontolex:reference or skos:closeMatch
+    sense_concept: str | None = None
+    lemma: str = ""
+    label_evidence: float | None = None
+    gloss: float | None = None
+    neighbours: int | None = None
+    match: str = ""
+    candidates: int | None = None
+    reviewed: str = ""

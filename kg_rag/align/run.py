@@ -12,6 +12,7 @@ from collections.abc import Iterable
 from kg_rag.align import gather
 from kg_rag.align.model import DictSense, Proposal
 from kg_rag.align.score import Scored, Scorer, assign
+from kg_rag.errors import InputError
 from kg_rag.store import Store
 
 log = logging.getLogger(__name__)
@@ -25,7 +26,13 @@ def propose(store: Store, dictionary: str, thesaurus: str,
     ``skip_senses`` (already linked) are left out; ``rejected`` (sense, concept) pairs are
     never proposed again."""
     concepts = gather.read_concepts(store, thesaurus)
+    if not concepts:
+        raise InputError(f"source {thesaurus} has no skos:Concept; give a thesaurus as the "
+                         "second source")
     senses = gather.read_senses(store, dictionary)
+    if not senses:
+        raise InputError(f"source {dictionary} has no lexical entry with senses; give a "
+                         "dictionary as the first source")
     skip = set(skip_senses)
     skip |= {s for s, d in senses.items() if d.concept in concepts}  # already in this thesaurus
     todo = [s for s in senses if s not in skip]

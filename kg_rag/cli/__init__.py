@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from kg_rag.errors import KgRagError
 
 # command modules, in help order (each adds its subcommands)
-COMMAND_MODULES: tuple[str, ...] = ("load", "query", "documents", "questions", "ask", "demo", "evaluate", "serve")
+COMMAND_MODULES: tuple[str, ...] = ("load", "align", "query", "documents", "questions", "ask", "demo", "evaluate", "serve")
 
 
 def build_parser() -> argparse.ArgumentParser:
