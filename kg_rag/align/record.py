@@ -63,7 +63,7 @@ def proposal_quads(p: Proposal, run: NamedNode, dictionary: str, thesaurus: str)
         Quad(link, DCT.identifier, Literal(link_id(p.sense, p.concept)), g),
         Quad(link, KGR.alignedSense, NamedNode(p.sense), g),
         Quad(link, KGR.alignedConcept, NamedNode(p.concept), g),
-        Quad(link, KGR.score, _double(p.score), g),
+        Quad(link, KGR.alignmentScore, _double(p.score), g),
         Quad(link, KGR.alignmentStatus, Literal("proposed"), g),
         Quad(link, KGR.alignmentMethod, Literal(METHOD), g),
         Quad(link, KGR.dictionarySource, NamedNode(dictionary), g),
