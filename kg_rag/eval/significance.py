@@ -36,7 +36,7 @@ class Paired:
     low: float = 0.0   # 95 % paired-bootstrap confidence interval of ``delta``
     high: float = 0.0
 
-    def as_dict(self) -> dict[str, float | int]:
+    def as_dict(self) -> dict[str, float | int | list[float]]:
         return {"delta": round(self.delta, 4), "wins": self.wins, "losses": self.losses,
                 "p": round(self.p, 4), "ci95": [round(self.low, 4), round(self.high, 4)]}
 
