@@ -17,6 +17,7 @@ from kg_rag.align import record
 from kg_rag.align.model import AlignmentLink, AlignmentReport
 from kg_rag.align.run import propose
 from kg_rag.errors import InputError, NotFoundError
+from kg_rag.namespaces import XSD
 from kg_rag.store import Change, Store
 from kg_rag.store.render import Values
 
@@ -140,7 +141,7 @@ def _apply(store: Store, links: list[AlignmentLink], chosen: list[AlignmentLink]
     for x in chosen:
         if x.iri not in changing:
             continue
-        reviewed = Literal(x.reviewed, datatype=record.XSD.dateTime) if x.reviewed else None
+        reviewed = Literal(x.reviewed, datatype=XSD.dateTime) if x.reviewed else None
         delete, insert = record.status_quads(NamedNode(x.iri), x.status, status, when, reviewed)
         change.delete += delete
         change.insert += insert
