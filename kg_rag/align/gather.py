@@ -119,18 +119,17 @@ def add_equivalents(store: Store, graph: str, senses: dict[str, DictSense],
 
 def add_texts(store: Store, graph: str, senses: dict[str, DictSense],
               wanted: Iterable[str]) -> dict[str, DictSense]:
-    """The senses ``wanted`` with their definitions, examples and notes."""
-    texts: dict[str, list[tuple[str, str]]] = defaultdict(list)
-    nodes = [NamedNode(s) for s in sorted(set(wanted))]
-    g = NamedNode(graph)
-    for chunk in _chunks(nodes):
-        for r in store.select("select-align-sense-texts", bind={"g": g},
-                              values=Values.column("sense", chunk)):
-            s = r["sense"].value
-            texts[s].append((nfc(r["text"].value), _lang(r["text"], senses[s].lang)))
+    """The senses ``wanted`` with their definitions, examples and notes (read for the whole
+    graph in one query, kept for the senses wanted)."""
+    want = set(wanted)
+    texts: dict[str, dict[tuple[str, str], None]] = defaultdict(dict)
+    for r in store.select("select-align-sense-texts", bind={"g": NamedNode(graph)}):
+        s = r["sense"].value
+        if s in want:
+            texts[s][(nfc(r["text"].value), _lang(r["text"], senses[s].lang))] = None
     out = dict(senses)
     for s, ts in texts.items():
-        out[s] = replace(senses[s], texts=tuple(dict.fromkeys(ts)))
+        out[s] = replace(senses[s], texts=tuple(ts))
     return out
 
 
