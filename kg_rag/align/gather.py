@@ -89,8 +89,9 @@ def _keys_of(store: Store, query: str, var: str, iris: Iterable[str]) -> dict[st
 
 def add_equivalents(store: Store, graph: str, senses: dict[str, DictSense],
                     wanted: Iterable[str] | None = None) -> dict[str, DictSense]:
-    """The senses with their equivalents: the words of their translation equivalents (up to
-    :data:`TRANSLATION_HOPS` steps) and of the other senses of the concept they already have."""
+    """The senses with their equivalents — the words of their translation equivalents (up to
+    :data:`TRANSLATION_HOPS` steps) and of other languages' senses of the concept they already
+    have — and their synonyms (that concept's other words in their own language)."""
     links = _translation_graph(store, graph)
     todo = list(senses) if wanted is None else [s for s in wanted if s in senses]
     reach = {s: _reach(s, links, TRANSLATION_HOPS) for s in todo}
@@ -106,14 +107,16 @@ def add_equivalents(store: Store, graph: str, senses: dict[str, DictSense],
         pairs: set[tuple[str, str]] = set()
         for t in reach[s]:
             pairs |= local.get(t) or far.get(t, set())
-        if d.concept:
-            pairs |= colex.get(d.concept, set())
+        shared = colex.get(d.concept, set()) if d.concept else set()
+        pairs |= {(lang, k) for lang, k in shared if lang != d.lang}
         own = {(d.lang, k) for k in d.keys}
         by_lang: dict[str, set[str]] = defaultdict(set)
         for lang, key in pairs - own:
             if lang:
                 by_lang[lang].add(key)
-        out[s] = replace(d, equivalents=tuple(sorted((lang, frozenset(ks)) for lang, ks in by_lang.items())))
+        synonyms = frozenset(k for lang, k in shared if lang == d.lang) - d.keys
+        out[s] = replace(d, equivalents=tuple(sorted((lang, frozenset(ks)) for lang, ks in by_lang.items())),
+                         synonyms=synonyms)
     return out
 
 

@@ -17,8 +17,11 @@ class DictSense:
     pos: str | None = None
     rank: int | None = None
     concept: str | None = None                 # the concept it already has (a wordnet synset)
-    #: words in other languages (and synonyms in its own): language → match keys
+    #: words of its translation equivalents: language → match keys (they find candidates)
     equivalents: tuple[tuple[str, frozenset[str]], ...] = ()
+    #: its synonyms (other senses of its concept, in its own language): evidence only — a
+    #: synonym is another word with senses of its own, so it finds no candidates
+    synonyms: frozenset[str] = frozenset()
     #: definition, example and note texts: (text, language)
     texts: tuple[tuple[str, str], ...] = ()
 

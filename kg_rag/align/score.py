@@ -18,8 +18,11 @@ For a sense ``s`` and a candidate concept ``c`` the evidence is added up in log-
 The score is a probability over the sense's candidates and "none of them" (weight e⁰ = 1):
 ``P(c | s) = e^z(c) / (1 + Σ_c' e^z(c'))``. One label agreement alone gives a lone candidate
 0.88; two candidates with the same label evidence share it. Two senses of one entry rarely
-mean the same concept, so within an entry concepts are assigned one-to-one, greedily by z; a
-sense's score is then its probability among the candidates its siblings did not take.
+mean the same concept, so within an entry concepts are assigned one-to-one, greedily by z. A
+link's score is the smaller of two such probabilities: that of the concept among the sense's
+candidates its siblings did not take (and none), and that of the sense among its entry's senses
+that have the concept as a candidate (and none) — a word whose two senses fit one label equally
+well gets half for either, however well the label fits.
 
 The constants were set before measuring, from the reasoning above, and not tuned on the demo's
 links (docs/ALIGNMENT.md reports what they give).
@@ -61,11 +64,14 @@ class Scored:
     evidence: Evidence
 
 
-def sense_words(d: DictSense) -> dict[str, frozenset[str]]:
-    """The sense's words per language: its entry's forms and its equivalents."""
+def sense_words(d: DictSense, synonyms: bool = False) -> dict[str, frozenset[str]]:
+    """The sense's words per language: its entry's forms and its equivalents (and, with
+    ``synonyms``, its synonyms)."""
     words: dict[str, set[str]] = defaultdict(set)
     if d.lang:
         words[d.lang] |= d.keys
+        if synonyms:
+            words[d.lang] |= d.synonyms
     for lang, keys in d.equivalents:
         words[lang] |= keys
     return {lang: frozenset(ks) for lang, ks in words.items()}
@@ -89,10 +95,11 @@ class Scorer:
         return any(self.index.hits(lang, keys) for lang, keys in sense_words(d).items())
 
     def candidates(self, d: DictSense, exclude: Iterable[str] = ()) -> list[Scored]:
-        words = sense_words(d)
+        finding = sense_words(d)
+        found_by = {c for lang, keys in finding.items() for c in self.index.hits(lang, keys)}
+        words = sense_words(d, synonyms=True)
         hits = {lang: self.index.hits(lang, keys) for lang, keys in words.items()}
-        skip = set(exclude)
-        found = sorted({c for h in hits.values() for c in h} - skip)
+        found = sorted(found_by - set(exclude))
         sbag = bag(d.texts)
         out = []
         for c in found:
@@ -110,6 +117,8 @@ class Scorer:
             cos = cosine(sbag, self.bags[c], self.idf, self.norms)
             n = sum(1 for nb in self.concepts[c].neighbours
                     if any(lw and lw <= sbag for lw in self.label_words.get(nb, ())))
+            if best == "stem" and not cos and not n:
+                continue  # a shared stem alone (ball ~ ballet, care ~ careers) is no evidence
             z = label + GLOSS * cos + NEIGHBOUR * min(n, NEIGHBOUR_CAP)
             out.append(Scored(c, z, Evidence(round(label, 4), round(cos, 4), n, tuple(agree),
                                              tuple(disagree), best)))
@@ -146,7 +155,9 @@ def assign(senses: Iterable[DictSense], scored: Mapping[str, list[Scored]]) -> l
             siblings = taken - {c}
             pool = [s for s in scored[d.sense] if s.concept not in siblings]
             mine = next(s for s in pool if s.concept == c)
-            p = _probability(mine.z, [s.z for s in pool if s.concept != c])
+            row = _probability(mine.z, [s.z for s in pool if s.concept != c])
+            rivals = [s.z for o in group if o.sense != d.sense for s in scored[o.sense] if s.concept == c]
+            p = min(row, _probability(mine.z, rivals))
             out.append(Proposal(sense=d.sense, concept=c, score=round(p, 4), evidence=mine.evidence,
                                 entry=d.entry, lemma=d.lemma, lang=d.lang, candidates=len(pool),
                                 sense_concept=d.concept))
