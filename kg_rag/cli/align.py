@@ -9,7 +9,6 @@ from typing import Any
 
 from kg_rag.api import KnowledgeGraph
 from kg_rag.cli.common import print_json, store_from_args
-from kg_rag.errors import InputError
 from kg_rag.text.normalise import for_terminal
 
 STATUSES = ("proposed", "accepted", "rejected")
@@ -81,8 +80,6 @@ def cmd_alignments(args: argparse.Namespace) -> int:
     as_json = args.json or getattr(args, "action_json", False)
     with KnowledgeGraph(store_from_args(args)) as kg:
         if args.action == "accept":
-            if not args.ids and args.above is None:
-                raise InputError("accept takes link ids or --above SCORE")
             links = kg.review_alignments(args.ids, "accepted", above=args.above)
         elif args.action == "reject":
             links = kg.review_alignments(args.ids, "rejected")
