@@ -17,12 +17,13 @@ For a sense ``s`` and a candidate concept ``c`` the evidence is added up in log-
 
 The score is a probability over the sense's candidates and "none of them" (weight e⁰ = 1):
 ``P(c | s) = e^z(c) / (1 + Σ_c' e^z(c'))``. One label agreement alone gives a lone candidate
-0.88; two candidates with the same label evidence share it. Two senses of one entry rarely
-mean the same concept, so within an entry concepts are assigned one-to-one, greedily by z. A
+0.88; two candidates with the same label evidence share it. Two senses of one word rarely
+mean the same concept, so within a word concepts are assigned one-to-one, greedily by z. A
 link's score is the smaller of two such probabilities: that of the concept among the sense's
-candidates its siblings did not take (and none), and that of the sense among its entry's senses
+candidates its siblings did not take (and none), and that of the sense among its word's senses
 that have the concept as a candidate (and none) — a word whose two senses fit one label equally
-well gets half for either, however well the label fits.
+well gets half for either, however well the label fits. A word is an entry's canonical form in
+its language: homograph entries (noun and verb *brand*, noun and adjective *Spanish*) share it.
 
 The constants were set before measuring, from the reasoning above, and not tuned on the demo's
 links (docs/ALIGNMENT.md reports what they give).
@@ -40,6 +41,7 @@ from kg_rag.align import labels as label_tiers
 from kg_rag.align.gloss import Idf, bag, concept_bag, cosine, label_bag
 from kg_rag.align.labels import LabelIndex
 from kg_rag.align.model import DictSense, Evidence, Proposal, ThesaurusConcept
+from kg_rag.text.normalise import match_key
 
 AGREE = 2.0
 DISAGREE = 1.0
@@ -131,15 +133,21 @@ def _probability(z: float, others: Iterable[float]) -> float:
     return num / (math.exp(-top) + sum(math.exp(o - top) for o in [z, *others]))
 
 
+def word(d: DictSense) -> tuple[str, str]:
+    """The word a sense belongs to: its entry's canonical form and language — homograph entries
+    (the noun and the verb *brand*, the noun and the adjective *Spanish*) are one word."""
+    return d.lang, match_key(d.lemma)
+
+
 def assign(senses: Iterable[DictSense], scored: Mapping[str, list[Scored]]) -> list[Proposal]:
-    """One concept per sense, one-to-one within each entry (greedy by z)."""
-    by_entry: dict[str, list[DictSense]] = defaultdict(list)
+    """One concept per sense, one-to-one within each word (greedy by z)."""
+    by_word: dict[tuple[str, str], list[DictSense]] = defaultdict(list)
     for d in senses:
         if scored.get(d.sense):
-            by_entry[d.entry].append(d)
+            by_word[word(d)].append(d)
     out = []
-    for entry in sorted(by_entry):
-        group = by_entry[entry]
+    for key in sorted(by_word):
+        group = by_word[key]
         pairs = sorted(((s.z, d.sense, s.concept) for d in group for s in scored[d.sense]),
                        key=lambda t: (-t[0], t[1], t[2]))
         chosen: dict[str, str] = {}

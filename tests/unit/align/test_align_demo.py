@@ -54,16 +54,16 @@ def test_precision_and_recall_against_the_hand_links(demo: tuple[KnowledgeGraph,
     assert report.senses == 50 and report.with_candidates == 50 and len(report.proposals) == 50
     # the figures docs/ALIGNMENT.md reports (constants as set before measuring, not tuned)
     at_half = measure(report.proposals, gold, 0.5)
-    assert (at_half.proposed, at_half.correct) == (48, 45)
+    assert (at_half.proposed, at_half.correct) == (47, 45)
     assert at_half.precision >= 0.9 and at_half.recall >= 0.8       # the target
     every = measure(report.proposals, gold, 0.0)
-    assert (every.proposed, every.correct) == (50, 47)
+    assert (every.proposed, every.correct) == (50, 48)
     at_09 = measure(report.proposals, gold, 0.9)
     assert (at_09.proposed, at_09.correct) == (39, 38)
-    # the three wrong links are one confusion: to brand (the verb) taken for the noun brand
+    # the two wrong links are one confusion: to brand (the verb) taken for the noun brand
     wrong = {(p.sense.removeprefix(LEX), p.concept.removeprefix(C))
              for p in report.proposals if (p.sense, p.concept) not in gold}
-    assert wrong == {("he-mitag-v-1", "brand"), ("en-brand-v-1", "brand"), ("de-markieren-v-1", "brand")}
+    assert wrong == {("he-mitag-v-1", "brand"), ("de-markieren-v-1", "brand")}
     assert [m.threshold for m in curve(report.proposals, gold)] == sorted(
         {p.score for p in report.proposals}, reverse=True)
 
@@ -132,7 +132,7 @@ def test_accepted_links_are_read_by_annotation(fresh: KnowledgeGraph) -> None:
 def test_a_new_run_keeps_reviews_and_never_proposes_a_rejected_link(fresh: KnowledgeGraph) -> None:
     fresh.align("dictionary", "thesaurus")
     links = fresh.alignments()
-    wrong = next(x for x in links if x.sense == LEX + "en-brand-v-1")
+    wrong = next(x for x in links if x.sense == LEX + "he-mitag-v-1")
     right = next(x for x in links if x.sense == LEX + "en-fabric-n-1")
     fresh.review_alignments([wrong.id], "rejected")
     fresh.review_alignments([right.id], "accepted")
