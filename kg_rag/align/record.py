@@ -101,7 +101,7 @@ def run_quads(run: NamedNode, dictionary: str, thesaurus: str, started: str, end
         Quad(run, PROV.wasAssociatedWith, agent, g),
         Quad(run, PROV.startedAtTime, _dt(started), g),
         Quad(run, PROV.endedAtTime, _dt(ended), g),
-        Quad(run, KGR.senseCount, Literal(senses), g),
+        Quad(run, KGR.alignedSenseCount, Literal(senses), g),
         Quad(run, KGR.proposalCount, Literal(proposals), g),
         Quad(agent, RDF.type, PROV.SoftwareAgent, g),
         Quad(agent, RDFS.label, Literal("kg-rag aligner"), g),
