@@ -113,8 +113,11 @@ def set_status(store: Store, ids: Iterable[str], status: str) -> list[AlignmentL
     """Accept or reject the links ``ids`` (ids, IRIs or unique id prefixes) in one update."""
     if status not in ("accepted", "rejected"):
         raise InputError("a link can be accepted or rejected")
+    wanted = list(ids)
+    if not wanted:
+        raise InputError("no alignment link given; `kg-rag alignments` lists their ids")
     links = list_links(store)
-    chosen = {x.iri: x for x in (resolve(links, i) for i in ids)}
+    chosen = {x.iri: x for x in (resolve(links, i) for i in wanted)}
     return _apply(store, links, list(chosen.values()), status)
 
 

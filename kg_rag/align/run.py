@@ -10,7 +10,7 @@ import logging
 from collections.abc import Iterable
 
 from kg_rag.align import gather
-from kg_rag.align.model import DictSense, Proposal
+from kg_rag.align.model import Proposal
 from kg_rag.align.score import Scored, Scorer, assign
 from kg_rag.errors import InputError
 from kg_rag.store import Store
@@ -43,12 +43,9 @@ def propose(store: Store, dictionary: str, thesaurus: str,
     no: dict[str, set[str]] = {}
     for s, c in rejected:
         no.setdefault(s, set()).add(c)
-    first: dict[str, list[Scored]] = {}
-    for s in todo:
-        if scorer.index_hits_any(senses[s]):
-            first[s] = []
-    senses = gather.add_texts(store, dictionary, senses, first)
-    scored = {s: scorer.candidates(senses[s], exclude=no.get(s, ())) for s in first}
-    chosen: list[DictSense] = [senses[s] for s in first]
-    proposals = assign(chosen, scored)
+    found = [s for s in todo if scorer.index_hits_any(senses[s])]  # before reading their texts
+    senses = gather.add_texts(store, dictionary, senses, found)
+    scored: dict[str, list[Scored]] = {s: scorer.candidates(senses[s], exclude=no.get(s, ()))
+                                       for s in found}
+    proposals = assign([senses[s] for s in found], scored)
     return proposals, len(todo), sum(1 for v in scored.values() if v)
