@@ -70,9 +70,12 @@ def align(store: Store, dictionary: str, thesaurus: str) -> AlignmentReport:
                          "give a dictionary and a thesaurus")
     started = _now()
     existing = [x for x in list_links(store) if x.dictionary == d.graph and x.thesaurus == t.graph]
-    accepted = {x.sense for x in list_links(store, "accepted")}
+    accepted = [x for x in list_links(store, "accepted") if x.dictionary == d.graph]
+    done = {x.sense for x in accepted if x.thesaurus == t.graph}
+    linked = {x.sense: x.concept for x in accepted
+              if x.thesaurus != t.graph and x.sense_concept is None}
     rejected = [(x.sense, x.concept) for x in existing if x.status == "rejected"]
-    proposals, n, with_candidates = propose(store, d.graph, t.graph, accepted, rejected)
+    proposals, n, with_candidates = propose(store, d.graph, t.graph, done, rejected, linked)
     reviewed = {x.iri for x in existing if x.status != "proposed"}
     proposals = [p for p in proposals if record.link_iri(p.sense, p.concept).value not in reviewed]
     ended = _now()

@@ -7,7 +7,8 @@ store's contents, so tests and the evaluation call it directly.
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
+from dataclasses import replace
 
 from kg_rag.align import gather
 from kg_rag.align.model import Proposal
@@ -20,11 +21,13 @@ log = logging.getLogger(__name__)
 
 def propose(store: Store, dictionary: str, thesaurus: str,
             skip_senses: Iterable[str] = (),
-            rejected: Iterable[tuple[str, str]] = ()) -> tuple[list[Proposal], int, int]:
+            rejected: Iterable[tuple[str, str]] = (),
+            linked: Mapping[str, str] | None = None) -> tuple[list[Proposal], int, int]:
     """Proposals for the senses of graph ``dictionary`` against the concepts of graph
     ``thesaurus``: (proposals, senses considered, senses with a candidate). Senses in
     ``skip_senses`` (already linked) are left out; ``rejected`` (sense, concept) pairs are
-    never proposed again."""
+    never proposed again; ``linked`` gives senses the concept an accepted alignment with
+    another thesaurus gave them (their links to this one are then skos:closeMatch)."""
     concepts = gather.read_concepts(store, thesaurus)
     if not concepts:
         raise InputError(f"source {thesaurus} has no skos:Concept; give a thesaurus as the "
@@ -33,6 +36,9 @@ def propose(store: Store, dictionary: str, thesaurus: str,
     if not senses:
         raise InputError(f"source {dictionary} has no lexical entry with senses; give a "
                          "dictionary as the first source")
+    for s, c in (linked or {}).items():
+        if s in senses and senses[s].concept is None:
+            senses[s] = replace(senses[s], concept=c)
     skip = set(skip_senses)
     skip |= {s for s, d in senses.items() if d.concept in concepts}  # already in this thesaurus
     todo = [s for s in senses if s not in skip]

@@ -88,3 +88,20 @@ def test_label_tiers() -> None:
     assert index.hits("en", ["forest"])["c"].tier == "lemma"
     assert index.hits("de", ["wald"])["c"].strength == pytest.approx(0.8)
     assert index.hits("en", ["tree"]) == {}
+
+
+def test_a_second_thesaurus_links_an_aligned_sense_by_close_match(kg: KnowledgeGraph, tmp_path: Path) -> None:
+    (tmp_path / "other.ttl").write_text(PREFIXES + """
+        <http://example.org/other/textiles> a skos:Concept ; skos:prefLabel "בד"@he, "fabric"@en ;
+            skos:definition "Cloth woven from threads."@en .
+        """, encoding="utf-8")
+    kg.load([tmp_path / "other.ttl"])
+    kg.align("dict", "thes")
+    (first,) = [x for x in kg.alignments() if x.sense.endswith("bad-1")]
+    kg.review_alignments([first.id], "accepted")
+    report = kg.align("dict", "other")
+    (p,) = [p for p in report.proposals if p.sense.endswith("bad-1")]
+    assert p.concept == "http://example.org/other/textiles"
+    assert p.sense_concept == "http://example.org/fabric"      # closeMatch from the accepted concept
+    again = kg.align("dict", "thes")                            # aligned with thes already: skipped
+    assert not [p for p in again.proposals if p.sense.endswith("bad-1")]
