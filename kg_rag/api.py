@@ -18,6 +18,7 @@ from typing import Any, cast
 
 from pyoxigraph import NamedNode, Quad
 
+from kg_rag.align.model import AlignmentLink, AlignmentReport
 from kg_rag.annotate import Annotator
 from kg_rag.derived import Derived
 from kg_rag.documents import SourceDocument, read_documents
@@ -417,6 +418,38 @@ class KnowledgeGraph:
         with self.write_lock:
             try:
                 drop_source(self.store, graph)
+            finally:
+                self.invalidate()
+
+    # --- alignment (kg_rag.align) --------------------------------------------------------------
+    def align(self, dictionary: str, thesaurus: str) -> AlignmentReport:
+        """Propose links from the senses of the ``dictionary`` source to the concepts of the
+        ``thesaurus`` source (names as :meth:`sources` lists them, or graph IRIs), recorded with
+        their scores in the alignment graph (proposed: nothing reads them until accepted)."""
+        from kg_rag.align import align
+
+        with self.write_lock:
+            return align(self.store, dictionary, thesaurus)
+
+    def alignments(self, status: str | None = None) -> list[AlignmentLink]:
+        """The alignment links (proposed, accepted, rejected, or those of ``status``)."""
+        from kg_rag.align import list_links
+
+        return list_links(self.store, status)
+
+    def review_alignments(self, ids: Iterable[str] = (), status: str = "accepted",
+                          above: float | None = None) -> list[AlignmentLink]:
+        """Accept or reject links by id, or accept every proposed link scored ≥ ``above``;
+        accepted links are read by annotation and selection from then on."""
+        from kg_rag.align import accept_above, set_status
+
+        with self.write_lock:
+            try:
+                if above is not None:
+                    if status != "accepted":
+                        raise InputError("only accepting takes a score threshold")
+                    return accept_above(self.store, above)
+                return set_status(self.store, ids, status)
             finally:
                 self.invalidate()
 

@@ -59,10 +59,11 @@ def shapes_graph() -> rdflib.Graph:
 
 
 def kg_rag_graphs(store: Store) -> list[NamedNode]:
-    """The named graphs kg-rag writes: catalog, decisions, documents, questions."""
+    """The named graphs kg-rag writes: catalog, decisions, alignments, documents, questions."""
     doc, question = ID + "doc/", ID + "question/"
+    alignments = NamedNode(ID + "graph/alignments")
     return [g for g in store.named_graphs()
-            if g in (CATALOG_GRAPH, DECISIONS_GRAPH) or g.value.startswith((doc, question))]
+            if g in (CATALOG_GRAPH, DECISIONS_GRAPH, alignments) or g.value.startswith((doc, question))]
 
 
 def store_data_graph(store: Store) -> rdflib.Graph:

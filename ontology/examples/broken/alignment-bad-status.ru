@@ -1,0 +1,8 @@
+# breaks: an alignment link whose status is not proposed, accepted or rejected
+# expect: kgrsh:Alignment-status
+# (a SPARQL update applied to ../valid.trig; the standard kg-rag prefixes are prepended)
+DELETE DATA { GRAPH <https://w3id.org/kg-rag/id/graph/alignments> {
+  <https://w3id.org/kg-rag/id/alignment/0a1b2c3d4e5f60718293a4b5> kgr:alignmentStatus "proposed" } } ;
+INSERT DATA { GRAPH <https://w3id.org/kg-rag/id/graph/alignments> {
+  <https://w3id.org/kg-rag/id/alignment/0a1b2c3d4e5f60718293a4b5> kgr:alignmentStatus "maybe" ;
+    kgr:reviewedAtTime "2026-01-01T10:30:00Z"^^xsd:dateTime } }
