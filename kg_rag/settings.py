@@ -44,6 +44,8 @@ class Settings:
     max_document_bytes: int = 5_000_000
     max_query_bytes: int = 100_000
     max_query_depth: int = 64
+    #: estimated syntax-tree depth (operator chains, patterns of a group; see kg_rag.store.guard)
+    max_query_chain: int = 1_000
     query_timeout: float = 10.0
     max_rows: int = 10_000
     service_token: str | None = field(default=None, repr=False)

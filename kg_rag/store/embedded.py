@@ -21,6 +21,8 @@ from kg_rag.store.base import (
     T,
     _block,
     _merge,
+    check_user_query,
+    check_user_update,
 )
 from kg_rag.store.render import Term, Values
 
@@ -113,6 +115,7 @@ class EmbeddedStore(Store):
         return list(res)
 
     def raw_query(self, text: str, fmt: str) -> tuple[bytes, str]:
+        check_user_query(text)
         try:
             res = self._store.query(text)
         except SyntaxError as e:
@@ -143,11 +146,12 @@ class EmbeddedStore(Store):
             raise StoreError(f"update failed, nothing was written: {e}") from None
 
     def user_update(self, text: str, base_iri: str | None = None) -> None:
+        check_user_update(text)
         try:
             self._store.update(text, base_iri=base_iri)
         except SyntaxError as e:
             raise QueryError(f"malformed update: {e}") from None
-        except OSError as e:
+        except (OSError, RuntimeError) as e:
             raise StoreError(f"update failed, nothing was written: {e}") from None
 
     def on_engine(self, handler: EngineHandler[T]) -> T:

@@ -22,7 +22,16 @@ from SPARQLWrapper.SPARQLExceptions import SPARQLWrapperException
 
 from kg_rag.errors import QueryError, StoreError
 from kg_rag.store import queries
-from kg_rag.store.base import GRAPH_FORMATS, EngineHandler, Row, Store, T, _block, _merge
+from kg_rag.store.base import (
+    GRAPH_FORMATS,
+    EngineHandler,
+    Row,
+    Store,
+    T,
+    _block,
+    _merge,
+    check_user_query,
+)
 from kg_rag.store.render import Term, Values
 
 log = logging.getLogger(__name__)
@@ -174,6 +183,7 @@ class RemoteStore(Store):
             raise StoreError(f"{q.name}: truncated or broken N-Triples from the endpoint: {e}") from None
 
     def raw_query(self, text: str, fmt: str) -> tuple[bytes, str]:
+        check_user_query(text)
         # like the embedded store: a format that does not fit the query form falls back to
         # JSON results (SELECT/ASK) or Turtle (CONSTRUCT/DESCRIBE)
         if fmt in GRAPH_FORMATS:
