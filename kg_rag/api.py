@@ -34,7 +34,7 @@ from kg_rag.pipeline.retrieve import (
     question_concepts,
     rank,
 )
-from kg_rag.pipeline.write import Owner, text_change
+from kg_rag.pipeline.write import Owner, write_text
 from kg_rag.senses.base import SenseSelector
 from kg_rag.senses.factory import make_selector
 from kg_rag.senses.mode import WsdMode
@@ -239,9 +239,7 @@ class KnowledgeGraph:
         iri = record.question_iri(q, lang, wsd)
         if write:
             owner = Owner(iri, KGR.Question, iri.value.rsplit("/", 1)[-1], q, lang)
-            change = text_change(owner, [unit], outcome, extra)
-            with self.write_lock:
-                self.store.apply(change)
+            write_text(self.store, self.write_lock, owner, [unit], outcome, extra)
         return iri, outcome.decided, outcome
 
     def annotate(self, text: str, lang: str | None = None,
