@@ -39,7 +39,7 @@ from kg_rag.senses.base import SenseSelector
 from kg_rag.senses.factory import make_selector
 from kg_rag.senses.mode import WsdMode
 from kg_rag.settings import Settings, settings
-from kg_rag.store import Change, Store, open_store
+from kg_rag.store import Change, Store, check_not_empty, open_store
 from kg_rag.text.normalise import nfc, strip_bidi
 
 log = logging.getLogger(__name__)
@@ -226,6 +226,7 @@ class KnowledgeGraph:
         mentions = list(self.annotator.annotate(q, lang))
         if not mentions:
             if require_concept:
+                check_not_empty(self.store)  # an empty store says so, not "no known concept"
                 raise InputError("no known concept in the question; rephrase it or load a "
                                  "vocabulary that covers its words")
             write = False  # nothing to record

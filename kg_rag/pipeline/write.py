@@ -66,12 +66,12 @@ def unrecorded(store: Store, outcome: Outcome) -> Outcome:
     """``outcome`` without the quads of the new decisions that the store already has."""
     if not outcome.decision_quads:
         return outcome
-    new = {d.decision for d in outcome.decided
+    new = {d.decision.value: d.decision for d in outcome.decided
            if d.decision is not None and d.selection is not None and not d.reused}
     if not new:
         return outcome
     rows = store.select("select-recorded-decisions",
-                        values=Values.column("decision", sorted(new, key=lambda n: n.value)))
+                        values=Values.column("decision", [new[k] for k in sorted(new)]))
     recorded = {r["decision"].value for r in rows}
     if not recorded:
         return outcome

@@ -20,4 +20,15 @@ def open_store(path: str | None = None, endpoint: str | None = None,
     return EmbeddedStore(path or cfg.store)
 
 
-__all__ = ["Change", "EmbeddedStore", "EngineHandler", "RemoteStore", "Row", "Store", "Values", "open_store"]
+def check_not_empty(store: Store) -> None:
+    """StoreError when no vocabulary is loaded (the catalog lists no source): questions then
+    find no concept because there is none, not because of their words."""
+    from kg_rag.errors import StoreError
+
+    if not store.ask("ask-store-has-sources"):
+        where = f" at {store.location}" if store.location else ""
+        raise StoreError(f"the store{where} is empty: run `kg-rag demo` or `kg-rag load "
+                              f"FILE…` first (or give --store the store you built)")
+
+
+__all__ = ["Change", "check_not_empty", "EmbeddedStore", "EngineHandler", "RemoteStore", "Row", "Store", "Values", "open_store"]
