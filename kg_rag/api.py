@@ -244,19 +244,22 @@ class KnowledgeGraph:
         return iri, outcome.decided, outcome
 
     def annotate(self, text: str, lang: str | None = None,
-                 wsd: WsdMode | str | None = None) -> list[MentionReport]:
-        """Mentions of ``text`` with candidates and chosen senses (decisions are recorded)."""
+                 wsd: WsdMode | str | None = None,
+                 record_question: bool = True) -> list[MentionReport]:
+        """Mentions of ``text`` with candidates and chosen senses (decisions are recorded unless
+        ``record_question`` is false)."""
         mode = self.mode(wsd)
         q, code = self._question(text, lang)
-        write = mode is not WsdMode.NONE
+        write = record_question and mode is not WsdMode.NONE
         iri, decided, _ = self._analyse(q, code, mode, write=write)
         return [_report(d, iri if write and decided else None) for d in decided]
 
     def ask(self, question: str, lang: str | None = None, k: int = 10,
             wsd: WsdMode | str | None = None,
             focus: tuple[int, int] | None = None, expansion: dict[str, float] | None = None,
-            exclude_ids: Iterable[str] = ()) -> Answer:
-        """Annotate the question, decide its senses, rank documents by the chosen concepts."""
+            exclude_ids: Iterable[str] = (), record_question: bool = True) -> Answer:
+        """Annotate the question, decide its senses, rank documents by the chosen concepts;
+        ``record_question``: write the question and its decisions (for ``explain``), else nothing."""
         t0 = time.perf_counter()
         if not isinstance(k, int) or k < 1 or k > 1000:
             raise InputError("k must be an integer between 1 and 1000")
@@ -270,7 +273,7 @@ class KnowledgeGraph:
         if mode is WsdMode.NONE:
             cfg = replace(cfg, match="label")
         retrieval = record.retrieval_quads(record.question_iri(q, code, mode), cfg, k, mode, focus)
-        iri, decided, outcome = self._analyse(q, code, mode, write=True, require_concept=True, focus=focus,
+        iri, decided, outcome = self._analyse(q, code, mode, write=record_question, require_concept=True, focus=focus,
                                               extra=retrieval)
         t1 = time.perf_counter()
         concepts = question_concepts([mention_reading(d.mention, d.selection, d.decision.value if d.decision else None,
@@ -280,7 +283,7 @@ class KnowledgeGraph:
         t2 = time.perf_counter()
         return Answer(
             question=q, question_iri=iri.value, lang=code,
-            mentions=tuple(_report(d, iri) for d in decided), results=tuple(results), wsd=mode,
+            mentions=tuple(_report(d, iri if record_question else None) for d in decided), results=tuple(results), wsd=mode,
             llm_calls=outcome.llm_calls, tokens_in=outcome.tokens_in, tokens_out=outcome.tokens_out,
             timings_ms={"analyse": (t1 - t0) * 1000, "retrieve": (t2 - t1) * 1000},
         )

@@ -62,6 +62,11 @@ def create_app(kg: KnowledgeGraph, config: Settings | None = None, *, slots: int
                warm: bool = True) -> Starlette:
     """The ASGI app over ``kg`` (its store and pipeline). ``slots``: concurrent /sparql queries."""
     cfg = config or kg.settings
+    if cfg.allow_updates and cfg.read_only:
+        raise ConfigError("--allow-updates and --read-only exclude each other; choose one")
+    if cfg.read_only and not kg.store.read_only:
+        raise ConfigError("a read-only service needs a store opened read-only "
+                          "(open_store(..., read_only=True))")
     if cfg.allow_updates and not cfg.service_token:
         raise ConfigError("updates are enabled but KG_RAG_SERVICE_TOKEN is not set; set it to a "
                           "long random string (clients send it as a Bearer token)")

@@ -21,7 +21,7 @@ from starlette.routing import Route
 
 from kg_rag import Explanation, WsdMode
 from kg_rag.api import KnowledgeGraph
-from kg_rag.errors import KgRagError
+from kg_rag.errors import KgRagError, NotFoundError
 from kg_rag.serialize import answer_dict
 from kg_rag.settings import Settings
 from kg_rag.text.normalise import strip_bidi
@@ -158,13 +158,17 @@ def merged(spans: list[list[int]]) -> list[tuple[int, int, str | None]]:
     return [(s, e, None) for s, e in out]
 
 
-def result_block(r: dict[str, Any], question_iri: str) -> str:
+def result_block(r: dict[str, Any], question_iri: str | None) -> str:
+    """One result; ``question_iri`` None when the question is not recorded (no "why?" link)."""
     spans = merged(r.get("highlights", []))
     concepts = ", ".join(link(c["iri"], c.get("label") or c["iri"]) for c in r.get("concepts", []))
-    why = "/explain?" + urlencode({"iri": question_iri, "document": r["iri"]}, quote_via=quote)
+    why = ""
+    if question_iri is not None:
+        href = "/explain?" + urlencode({"iri": question_iri, "document": r["iri"]}, quote_via=quote)
+        why = f' · <a class="why" href="{esc(href)}">why?</a>'
     return (f'<div class="result"><div><b dir="auto">{link(r["iri"], r.get("title") or r["id"])}'
             f'</b> <span class="muted">{esc(r["id"])} · {esc(r.get("lang", ""))} · score '
-            f'{float(r["score"]):.3f} · <a class="why" href="{esc(why)}">why?</a></span></div>'
+            f'{float(r["score"]):.3f}{why}</span></div>'
             f'<p dir="auto" class="passage">{highlighted(r.get("passage", ""), spans)}</p>'
             f'<div class="muted">via {concepts or "—"}</div></div>')
 
@@ -172,17 +176,23 @@ def result_block(r: dict[str, Any], question_iri: str) -> str:
 def answer_page(q: str, lang: str, wsd: str, answer: dict[str, Any],
                 summary: dict[str, Any], labels: dict[str, str], english: dict[str, str]) -> str:
     decisions = _decisions_by_span(summary)
+    # a question that is not recorded (empty summary) has no explanation to link to, nor do the
+    # decisions it made anew
+    recorded = bool(summary)
+    question_iri = answer["question_iri"] if recorded else None
+    mentions = [m if recorded or m.get("reused") else {**m, "decision": None}
+                for m in answer["mentions"]]
     spans = [(m["start"], m["end"], m.get("decision") or (m.get("chosen") or {}).get("concept"))
-             for m in answer["mentions"]]
+             for m in mentions]
     parts = [question_form(q, lang, wsd),
              f'<h2>Question <span class="muted">({esc(answer["lang"])}, selector '
-             f'{esc(answer["wsd"])}) {link(answer["question_iri"], "explain")}</span></h2>',
+             f'{esc(answer["wsd"])}) {link(question_iri, "explain")}</span></h2>',
              f'<p class="q" dir="auto">{highlighted(answer["question"], spans)}</p>',
              "<h2>Mentions and senses</h2>"]
     parts += [mention_block(m, decisions.get((m["start"], m["end"])), labels, english)
-              for m in answer["mentions"]]
+              for m in mentions]
     parts.append(f'<h2>Documents ({len(answer["results"])})</h2>')
-    parts += [result_block(r, answer["question_iri"]) for r in answer["results"]] or ['<p>No document matched.</p>']
+    parts += [result_block(r, question_iri) for r in answer["results"]] or ['<p>No document matched.</p>']
     return layout(f"kg-rag: {q}", "".join(parts))
 
 
@@ -208,9 +218,14 @@ def explanation_page(ex: Explanation) -> str:
 
 def page_routes(kg: KnowledgeGraph, config: Settings) -> list[Route]:
     def compute(q: str, lang: str, wsd: str) -> tuple[Any, ...]:
+        # the page never writes (issue 21): the question is explained from the store only when
+        # it was recorded before (by POST /ask with recording on, or the CLI)
         answer = kg.ask(q, lang=None if lang == "auto" else lang, k=5,
-                        wsd=WsdMode.parse(wsd) if wsd else None)
-        summary = kg.explain(answer.question_iri).summary
+                        wsd=WsdMode.parse(wsd) if wsd else None, record_question=False)
+        try:
+            summary = kg.explain(answer.question_iri).summary
+        except NotFoundError:
+            summary = {}
         concepts = [c.concept for r in answer.mentions for c in r.mention.candidates]
         labels = kg.labels(concepts, answer.lang)
         english = kg.labels(concepts, "en") if answer.lang != "en" else {}

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
 from pyoxigraph import NamedNode, Quad, Triple
 
-from kg_rag.errors import QueryError
+from kg_rag.errors import QueryError, StoreError
 from kg_rag.store import queries
 from kg_rag.store.render import Term, Values, quads_block, term
 
@@ -63,6 +63,14 @@ class Store(ABC):
 
     kind: str = "abstract"
     location: str = ""
+    #: no write of any kind (``kg-rag serve --read-only``); every write raises StoreError
+    read_only: bool = False
+
+    def check_writable(self) -> None:
+        """StoreError when this store was opened read-only (called before every write)."""
+        if self.read_only:
+            raise StoreError(f"the store at {self.location} is open read-only (kg-rag serve "
+                             f"--read-only): nothing is written")
 
     # --- named queries -------------------------------------------------------------------
     def select(self, name: str, bind: Mapping[str, Term] | None = None,
@@ -129,6 +137,7 @@ class Store(ABC):
         """Run a user's update (the service's ``/sparql`` updates, :meth:`KnowledgeGraph.update`),
         after :func:`check_user_update`; ``base_iri`` resolves its relative IRIs where the engine
         supports it."""
+        self.check_writable()
         check_user_update(text)
         self.execute_update(text)
 

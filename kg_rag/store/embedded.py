@@ -48,7 +48,10 @@ BULK_THRESHOLD = 200_000  # quads; above this a load goes through bulk_extend (n
 class EmbeddedStore(Store):
     kind = "embedded"
 
-    def __init__(self, path: str | Path | None = None) -> None:
+    def __init__(self, path: str | Path | None = None, read_only: bool = False) -> None:
+        """``read_only``: the engine opens the store read-only (a missing store is an error),
+        and every write raises StoreError before it reaches the engine."""
+        self.read_only = read_only
         if path is None or str(path) == ":memory:":
             self.location = ":memory:"
             self._store = pyoxigraph.Store()
@@ -56,9 +59,15 @@ class EmbeddedStore(Store):
         p = Path(path).expanduser()
         self.location = str(p)
         check_store_folder(p)
+        if read_only and not (p / "CURRENT").is_file():
+            raise StoreError(f"there is no store at {p} to serve read-only: build it first "
+                             f"(kg-rag demo, kg-rag load …)")
         try:
-            p.mkdir(parents=True, exist_ok=True)
-            self._store = pyoxigraph.Store(str(p))
+            if read_only:
+                self._store = pyoxigraph.Store.read_only(str(p))
+            else:
+                p.mkdir(parents=True, exist_ok=True)
+                self._store = pyoxigraph.Store(str(p))
         except OSError as e:
             msg = _first_line(e)
             if "lock" in msg.lower() or "Resource temporarily unavailable" in msg:
@@ -147,6 +156,7 @@ class EmbeddedStore(Store):
 
     # --- writes ---------------------------------------------------------------------------
     def execute_update(self, text: str) -> None:
+        self.check_writable()
         try:
             self._store.update(text)
         except SyntaxError as e:
@@ -156,6 +166,7 @@ class EmbeddedStore(Store):
             raise self._engine_error("the update (nothing was written)", e) from None
 
     def user_update(self, text: str, base_iri: str | None = None) -> None:
+        self.check_writable()
         check_user_update(text)
         try:
             self._store.update(text, base_iri=base_iri)
@@ -174,6 +185,7 @@ class EmbeddedStore(Store):
 
     def load_graph(self, graph: NamedNode, quads: Iterable[Quad],
                    progress: Callable[[int], None] | None = None) -> int:
+        self.check_writable()
         batch: list[Quad] = []
         try:
             # a source that fails half way drops the graph, as the remote store does
@@ -206,6 +218,7 @@ class EmbeddedStore(Store):
                       progress: Callable[[int], None] | None = None) -> int:
         """Bulk-load an N-Triples file into ``graph`` (replacing it); returns the number of
         statements in the file (lines that are not blank or comments), like the remote store."""
+        self.check_writable()
         try:
             if self._store.contains_named_graph(graph):
                 self._store.remove_graph(graph)
@@ -238,6 +251,8 @@ class EmbeddedStore(Store):
         return sorted(graphs, key=lambda g: g.value)
 
     def close(self) -> None:
+        if self.read_only:
+            return
         try:
             self._store.flush()
         except (OSError, RuntimeError) as e:  # the writes were committed already; say so, go on

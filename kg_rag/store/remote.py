@@ -89,7 +89,9 @@ class RemoteStore(Store):
     kind = "remote"
 
     def __init__(self, endpoint: str, update_endpoint: str | None = None,
-                 store_endpoint: str | None = None, timeout: float = 30.0) -> None:
+                 store_endpoint: str | None = None, timeout: float = 30.0,
+                 read_only: bool = False) -> None:
+        self.read_only = read_only
         if not endpoint.startswith(("http://", "https://")):
             raise StoreError(f"--endpoint must be an http(s) URL, not {endpoint!r}")
         self.location = endpoint
@@ -193,6 +195,7 @@ class RemoteStore(Store):
         return self._request(text, f"{wanted}, {fallback};q=0.1", (wanted, fallback))
 
     def execute_update(self, text: str) -> None:
+        self.check_writable()
         w = self._wrapper(self.update_endpoint)
         w.setQuery(text)
         w.queryType = "INSERT"   # always sent as an update (form field update=), whatever it says
@@ -234,6 +237,7 @@ class RemoteStore(Store):
                    progress: Callable[[int], None] | None = None) -> int:
         """PUT the first chunk, POST the rest. Blank-node labels are scoped to one request, so
         every triple with a blank node (or a triple term) goes into one last request together."""
+        self.check_writable()
         n = 0
         first = True
         chunk: list[str] = []

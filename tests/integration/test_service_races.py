@@ -44,7 +44,8 @@ def live() -> Iterator[tuple[httpx.Client, EmbeddedStore]]:
     # a loopback model that takes a moment, like a real one: the requests overlap
     with LlmServer(lambda body: replace(choose({})(body), delay=0.3)) as llm:
         cfg = Settings(llm_base_url=llm.url, llm_api_key=KEY, llm_model="test-model",
-                       llm_concurrency=100)
+                       llm_concurrency=100, service_record=True,
+                       service_record_max=1_000)
         with serve(create_app(KnowledgeGraph(store, cfg), cfg, warm=False)) as url:
             with httpx.Client(base_url=url, timeout=120,
                               limits=httpx.Limits(max_connections=100)) as client:
