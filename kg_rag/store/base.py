@@ -66,6 +66,13 @@ class Store(ABC):
     #: no write of any kind (``kg-rag serve --read-only``); every write raises StoreError
     read_only: bool = False
 
+    #: why the last write failed in the engine (e.g. a full disk), until a write succeeds again
+    write_failure: str | None = None
+
+    def health(self) -> str | None:
+        """None when the store is fine, else why not (for ``/health``)."""
+        return self.write_failure
+
     def check_writable(self) -> None:
         """StoreError when this store was opened read-only (called before every write)."""
         if self.read_only:

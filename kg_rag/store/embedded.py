@@ -85,6 +85,18 @@ class EmbeddedStore(Store):
         msg = _first_line(e)
         return StoreError(f"{what} failed on the store at {self.location}: {msg}{_advice(msg)}")
 
+    def _write_failed(self, what: str, e: BaseException) -> StoreError:
+        """Like :meth:`_engine_error`, and remembered for :meth:`health` until a write succeeds
+        (RocksDB refuses every write after some I/O errors, even once the disk has space again)."""
+        err = self._engine_error(what, e)
+        self.write_failure = (f"{err}; if writes keep failing after the cause is fixed, restart "
+                              f"the service")
+        log.error("%s", err)
+        return err
+
+    def _wrote(self) -> None:
+        self.write_failure = None
+
     @property
     def oxigraph(self) -> pyoxigraph.Store:
         """The underlying pyoxigraph store (for the service and benchmarks)."""
@@ -163,7 +175,8 @@ class EmbeddedStore(Store):
             raise QueryError(f"malformed update: {e}") from None
         except (OSError, RuntimeError) as e:
             # pyoxigraph runs one update request as one transaction: a failure writes nothing
-            raise self._engine_error("the update (nothing was written)", e) from None
+            raise self._write_failed("the update (nothing was written)", e) from None
+        self._wrote()
 
     def user_update(self, text: str, base_iri: str | None = None) -> None:
         self.check_writable()
@@ -173,7 +186,8 @@ class EmbeddedStore(Store):
         except SyntaxError as e:
             raise QueryError(f"malformed update: {e}") from None
         except (OSError, RuntimeError) as e:
-            raise self._engine_error("the update (nothing was written)", e) from None
+            raise self._write_failed("the update (nothing was written)", e) from None
+        self._wrote()
 
     def on_engine(self, handler: EngineHandler[T]) -> T:
         return handler.embedded(self._store)
@@ -208,7 +222,7 @@ class EmbeddedStore(Store):
                 self._store.flush()
         except (OSError, RuntimeError) as e:
             self._drop_partial(graph)
-            raise self._engine_error(f"loading the graph {graph.value}", e) from None
+            raise self._write_failed(f"loading the graph {graph.value}", e) from None
         except BaseException:
             self._drop_partial(graph)
             raise
@@ -226,7 +240,7 @@ class EmbeddedStore(Store):
             self._store.flush()
         except (OSError, RuntimeError) as e:
             self._drop_partial(graph)
-            raise self._engine_error(f"loading the graph {graph.value}", e) from None
+            raise self._write_failed(f"loading the graph {graph.value}", e) from None
         except BaseException:
             self._drop_partial(graph)
             raise
