@@ -19,7 +19,8 @@ empty-prefix name ``:x``), ``LOADx:y``, ``loadsilent:x`` all fetch. So:
 * a bare word that *contains* ``SERVICE`` or ``LOAD`` is refused (no keyword or function name
   does; ``trueSERVICE<…>{}`` is ``true`` + ``SERVICE`` to the engine);
 * a prefixed name whose prefix contains ``SERVICE`` is refused when a group ``{`` follows it
-  (the only place the engine can read it as ``SERVICE`` + name); ``?s service:p ?o`` is fine;
+  (the only place the engine can read it as ``SERVICE`` + name) unless a keyword that takes a
+  graph name comes right before it (``GRAPH service:g {``); ``?s service:p ?o`` is fine;
 * in updates, a prefixed name whose prefix contains ``LOAD`` is refused at the top level of an
   operation unless a keyword that takes a graph name comes right before it (``GRAPH load:g``).
 
@@ -224,7 +225,8 @@ def _scan(text: str, max_depth: int, max_chain: int, update: bool) -> tuple[list
                                      f"flatten it")
             chains.open(tok.text == "{" and prev is not None and prev.text == "}")
             if tok.text == "{" and prev is not None and prev.kind == "pname":
-                if "SERVICE" in prev.prefix.upper():
+                before = significant[-2].keyword if len(significant) > 1 else None
+                if "SERVICE" in prev.prefix.upper() and before not in _TAKES_GRAPH | {"FROM"}:
                     raise _refused("SERVICE")  # `service:x {` is SERVICE :x { to the engine
         elif kind == "close":
             depth = max(0, depth - 1)

@@ -120,6 +120,8 @@ ALLOWED = [
     ("query", "PREFIX service: <U> SELECT * { ?s service:load ?o }"),
     ("query", "PREFIX ex: <U> SELECT * { ?s ex:service ?o . ?s ex:load ?o }"),
     ("query", "PREFIX ex: <U> PREFIX : <U> SELECT * { ?s ?p ex:a.service:x }"),
+    ("query", "PREFIX service: <urn:s:> SELECT * { GRAPH service:g { ?s ?p ?o } }"),
+    ("query", "PREFIX service: <urn:s:> SELECT * FROM service:g { ?s ?p ?o }"),
     ("query", "SELECT * { ?s <http://example.org/service> <http://example.org/load/x> }"),
     ("query", 'SELECT * { ?s ?p "customer service"@en }'),
     ("query", "SELECT * { ?s ?p 1.5 FILTER(?p != <urn:self-service>) }"),
@@ -157,6 +159,7 @@ def test_harmless_mentions_pass_and_do_not_fetch(listener: Listener, kind: str, 
 
 
 _GLUE = st.sampled_from(["", " ", ".", "1", "1.", ".5", "1e1", "-1", "true", "false", "true ",
+                         "GRAPH ", "GRAPH", "GRAPH ?g {", "FROM ", "NAMED ", "}GRAPH",
                          "undeclared:", "und:x", "_:b", "?o ", '"x"', "'x'", "?o",
                          "?o.", "[]", "()", "}", "{}", "<urn:x>", "#c\n", "_:b ", "ex:a", "ex:a.",
                          "\"a\"@en", "\"a\"@en-x", "+", "FILTER(1<1)", "MINUS{}"])
