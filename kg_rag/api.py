@@ -39,7 +39,7 @@ from kg_rag.senses.base import SenseSelector
 from kg_rag.senses.factory import make_selector
 from kg_rag.senses.mode import WsdMode
 from kg_rag.settings import Settings, settings
-from kg_rag.store import Change, Store, check_not_empty, open_store
+from kg_rag.store import Change, Store, Values, check_not_empty, open_store
 from kg_rag.text.normalise import nfc, strip_bidi
 
 log = logging.getLogger(__name__)
@@ -181,10 +181,11 @@ class KnowledgeGraph:
                  "time": r["time"].value} for r in rows]
 
     def forget_questions(self, older_than: datetime | None = None,
-                         iris: Iterable[str] | None = None) -> int:
+                         iris: Iterable[str] | None = None, decisions: bool = False) -> int:
         """Drop recorded questions — those asked before ``older_than``, or the given ``iris``,
         or all of them — in one update; returns how many. Their decisions stay (documents may
-        share them, and they are reused when the question comes again)."""
+        share them, and they are reused when the question comes again), unless ``decisions``:
+        then the decisions that no other graph uses go too (the service's ring of questions)."""
         if older_than is not None and older_than.tzinfo is None:
             raise InputError("older_than needs a time zone (e.g. datetime.now(timezone.utc))")
         wanted = set(iris) if iris is not None else None
@@ -196,8 +197,14 @@ class KnowledgeGraph:
                 continue
             drop.append(q["iri"])
         if drop:
+            graphs = [NamedNode(i) for i in drop]
             with self.write_lock:
-                self.store.apply(Change(drop_graphs=[NamedNode(i) for i in drop]))
+                used = [r["decision"] for r in self.store.select(
+                    "select-question-decisions", values=Values.column("q", graphs))] if decisions else []
+                self.store.apply(Change(drop_graphs=graphs))
+                if used:
+                    self.store.run_update("delete-unused-decisions",
+                                          values=Values.column("decision", used))
         return len(drop)
 
     def documents(self) -> list[dict[str, str]]:

@@ -14,11 +14,8 @@ from __future__ import annotations
 import logging
 from datetime import datetime, timedelta, timezone
 
-from pyoxigraph import NamedNode
-
 from kg_rag.api import KnowledgeGraph
 from kg_rag.settings import Settings
-from kg_rag.store import Change, Values
 
 log = logging.getLogger(__name__)
 
@@ -37,22 +34,17 @@ class QuestionRing:
             return 0
         with self.kg.write_lock:
             cutoff = datetime.now(timezone.utc) - timedelta(seconds=self.ttl)
-            drop: list[NamedNode] = []
+            drop: list[str] = []
             chars = 0
             for i, q in enumerate(self.kg.questions()):        # newest first
                 chars += len(q["text"])
                 if i >= self.max or chars > self.max_chars or _time(q["time"]) < cutoff:
-                    drop.append(NamedNode(q["iri"]))
+                    drop.append(q["iri"])
             if not drop:
                 return 0
-            store = self.kg.store
-            used = [r["decision"] for r in
-                    store.select("select-question-decisions", values=Values.column("q", drop))]
-            store.apply(Change(drop_graphs=drop))
-            if used:
-                store.run_update("delete-unused-decisions", values=Values.column("decision", used))
-            log.info("forgot %d recorded question(s) outside the ring", len(drop))
-            return len(drop)
+            n = self.kg.forget_questions(iris=drop, decisions=True)
+            log.info("forgot %d recorded question(s) outside the ring", n)
+            return n
 
 
 def _time(text: str) -> datetime:
