@@ -19,7 +19,7 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, Response
 from starlette.routing import Route
 
-from kg_rag import Explanation, WsdMode
+from kg_rag import Answer, Explanation, WsdMode
 from kg_rag.api import KnowledgeGraph
 from kg_rag.errors import KgRagError, NotFoundError
 from kg_rag.serialize import answer_dict
@@ -174,11 +174,11 @@ def result_block(r: dict[str, Any], question_iri: str | None) -> str:
 
 
 def answer_page(q: str, lang: str, wsd: str, answer: dict[str, Any],
-                summary: dict[str, Any], labels: dict[str, str], english: dict[str, str]) -> str:
+                summary: dict[str, Any], labels: dict[str, str], english: dict[str, str],
+                recorded: bool = True) -> str:
     decisions = _decisions_by_span(summary)
-    # a question that is not recorded (empty summary) has no explanation to link to, nor do the
-    # decisions it made anew
-    recorded = bool(summary)
+    # a question that is not recorded has no explanation to link to, nor do the decisions it
+    # made anew
     question_iri = answer["question_iri"] if recorded else None
     mentions = [m if recorded or m.get("reused") else {**m, "decision": None}
                 for m in answer["mentions"]]
@@ -216,6 +216,32 @@ def explanation_page(ex: Explanation) -> str:
     return layout(f"explain {root}", f"<h2>Explanation of {link(root, root)}</h2>{body}")
 
 
+SKOS_DEFINITION = "http://www.w3.org/2004/02/skos/core#definition"
+
+
+def unrecorded_summary(kg: KnowledgeGraph, answer: Answer) -> dict[str, Any]:
+    """What the page shows of a question the store does not hold: each mention's candidates with
+    their definitions, read from the store (nothing is written)."""
+    definitions: dict[str, str] = {}
+    mentions = []
+    for r in answer.mentions:
+        candidates = []
+        for c in r.mention.candidates:
+            if c.concept not in definitions:
+                try:
+                    rows = kg.describe(c.concept).summary.get("resource", [])
+                except NotFoundError:
+                    rows = []
+                by_lang = {row["lang"]: row["object"] for row in rows
+                           if row["predicate"] == SKOS_DEFINITION}
+                definitions[c.concept] = (by_lang.get(answer.lang) or by_lang.get("en")
+                                          or next(iter(by_lang.values()), ""))
+            candidates.append({"concept": c.concept, "definition": definitions[c.concept]})
+        mentions.append({"start": r.mention.start, "end": r.mention.end,
+                         "decision": {"candidates": candidates}})
+    return {"mentions": mentions}
+
+
 def page_routes(kg: KnowledgeGraph, config: Settings) -> list[Route]:
     def compute(q: str, lang: str, wsd: str) -> tuple[Any, ...]:
         # the page never writes (issue 21): the question is explained from the store only when
@@ -223,13 +249,13 @@ def page_routes(kg: KnowledgeGraph, config: Settings) -> list[Route]:
         answer = kg.ask(q, lang=None if lang == "auto" else lang, k=5,
                         wsd=WsdMode.parse(wsd) if wsd else None, record_question=False)
         try:
-            summary = kg.explain(answer.question_iri).summary
+            summary, recorded = kg.explain(answer.question_iri).summary, True
         except NotFoundError:
-            summary = {}
+            summary, recorded = unrecorded_summary(kg, answer), False
         concepts = [c.concept for r in answer.mentions for c in r.mention.candidates]
         labels = kg.labels(concepts, answer.lang)
         english = kg.labels(concepts, "en") if answer.lang != "en" else {}
-        return answer_dict(answer), summary, labels, english
+        return answer_dict(answer), summary, labels, english, recorded
 
     async def index(request: Request) -> Response:
         q = request.query_params.get("q", "")
@@ -244,9 +270,9 @@ def page_routes(kg: KnowledgeGraph, config: Settings) -> list[Route]:
                                        '%95%20%D7%A2%D7%9C%20%D7%94%D7%91%D7%93%D7%99%D7%9D" '
                                        'dir="rtl">הפירות העמיסו על הבדים</a></p>'))
         try:
-            answer, summary, labels, english = await run_in_threadpool(compute, q, lang, wsd)
+            answer, summary, labels, english, recorded = await run_in_threadpool(compute, q, lang, wsd)
         except KgRagError as e:
             return HTMLResponse(error_page(q, lang, wsd, e), status_code=e.http_status)
-        return HTMLResponse(answer_page(q, lang, wsd, answer, summary, labels, english))
+        return HTMLResponse(answer_page(q, lang, wsd, answer, summary, labels, english, recorded))
 
     return [Route("/", index, methods=["GET"])]

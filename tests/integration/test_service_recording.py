@@ -70,6 +70,9 @@ def test_by_default_the_service_records_nothing() -> None:
         assert r.status_code == 404
         page = c.get("/", params={"q": _questions(1)[0][0], "lang": "he"}).text
         assert "why?" not in page and "Documents (" in page
+        # the page still shows the candidates' definitions, read from the store
+        assert "A woody part of a tree that grows out from the trunk" in page
+        assert len(store.oxigraph) == before
 
 
 def test_recording_on_keeps_a_ring_of_the_newest_questions() -> None:
