@@ -36,7 +36,11 @@ stack overflow). So besides the bracket depth, the guard estimates the depth of 
 along the open brackets, the sum of the operators of each expression chain (``! || && + - * / =
 < > …``, signed numbers, path operators) and of the patterns of each group (``UNION OPTIONAL
 MINUS FILTER BIND GRAPH SERVICE VALUES EXISTS``, adjacent ``{}{}``), and refuses more than
-``max_chain``.
+``max_chain``; every triple pattern of a group counts too (a basic graph pattern of 10,000
+triple patterns crashed the engine, and its planner is super-linear: 100 patterns took 1.7 s,
+200 took 10 s). Data blocks (``VALUES``, ``INSERT DATA``, ``DELETE DATA``, the templates of
+``INSERT``/``DELETE``/``CONSTRUCT``) hold terms the engine reads as flat lists, so only their
+brackets count.
 """
 
 from __future__ import annotations
@@ -169,10 +173,14 @@ class _Chains:
 
     def __init__(self, max_chain: int) -> None:
         self.max = max_chain
-        self.levels: list[list[int]] = [[0, 0]]   # per open bracket: [patterns, operators]
+        # per open bracket: [patterns, operators, data, group]; a data block (VALUES,
+        # INSERT/DELETE DATA, an update's or CONSTRUCT's template) holds terms only, which the
+        # engine reads as flat lists: nothing in it chains. In a group ({ or [) every triple
+        # pattern is one more (a basic graph pattern of 10,000 crashed the engine)
+        self.levels: list[list[int]] = [[0, 0, 0, 1]]
         self.total = 1
 
-    def _add(self, slot: int) -> None:
+    def _bump(self, slot: int) -> None:
         self.levels[-1][slot] += 1
         self.total += 1
         if self.total > self.max:
@@ -180,15 +188,19 @@ class _Chains:
                              f"brackets at one place (e.g. a long run of ! || + UNION OPTIONAL); "
                              f"split it into smaller queries")
 
-    def open(self, adjacent_group: bool) -> None:
+    def _add(self, slot: int) -> None:
+        if not self.levels[-1][2]:
+            self._bump(slot)
+
+    def open(self, bracket: str, adjacent_group: bool, data: bool) -> None:
         if adjacent_group:
             self._add(0)
-        self.levels.append([0, 0])
-        self._add(0)
+        self.levels.append([0, 0, int(data or bool(self.levels[-1][2])), int(bracket != "(")])
+        self._bump(0)   # the bracket itself, in data too
 
     def close(self) -> None:
         if len(self.levels) > 1:
-            p, e = self.levels.pop()
+            p, e, _, _ = self.levels.pop()
             self.total -= p + e
 
     def pattern(self) -> None:
@@ -201,14 +213,18 @@ class _Chains:
         level = self.levels[-1]
         self.total -= level[1]
         level[1] = 0
-        if text == ";" and len(self.levels) == 1:  # a new update operation
-            self.total -= level[0]
-            level[0] = 0
+        if len(self.levels) == 1:
+            if text == ";":  # a new update operation
+                self.total -= level[0]
+                level[0] = 0
+        elif level[3]:
+            self._add(0)     # one more triple pattern of this group
 
 
 def _scan(text: str, max_depth: int, max_chain: int, update: bool) -> tuple[list[Token], int]:
     depth = deepest = 0
     ambiguous = False
+    data_next = False   # VALUES or DATA seen: the next group is a data block
     chains = _Chains(max_chain)
     significant: list[Token] = []
     for tok in tokens(text):
@@ -223,7 +239,12 @@ def _scan(text: str, max_depth: int, max_chain: int, update: bool) -> tuple[list
                 if deepest > max_depth:
                     raise QueryError(f"the query nests brackets deeper than {max_depth} levels; "
                                      f"flatten it")
-            chains.open(tok.text == "{" and prev is not None and prev.text == "}")
+            template = (tok.text == "{" and prev is not None
+                        and prev.keyword in ("INSERT", "DELETE", "CONSTRUCT"))
+            chains.open(tok.text, tok.text == "{" and prev is not None and prev.text == "}",
+                        data=(data_next and tok.text == "{") or template)
+            if tok.text == "{":
+                data_next = False
             if tok.text == "{" and prev is not None and prev.kind == "pname":
                 before = significant[-2].keyword if len(significant) > 1 else None
                 if "SERVICE" in prev.prefix.upper() and before not in _TAKES_GRAPH | {"FROM"}:
@@ -237,6 +258,8 @@ def _scan(text: str, max_depth: int, max_chain: int, update: bool) -> tuple[list
                 raise _refused(word)
             if tok.text.upper() in _PATTERNS:
                 chains.pattern()
+            if tok.text.upper() in ("VALUES", "DATA"):
+                data_next = True
         elif kind == "pname":
             if (update and depth == 0 and "LOAD" in tok.prefix.upper()
                     and (prev is None or prev.keyword not in _TAKES_GRAPH)):

@@ -211,6 +211,10 @@ BOMBS = {
             + "".join(f"BIND(1 AS ?v{i})" for i in range(5_000)) + " }",
     "groups": "INSERT { <urn:a> <urn:b> 1 } WHERE { " + "{}" * 9_000 + " }",
     "path": "INSERT { <urn:a> <urn:b> 1 } WHERE { ?s <urn:p>" + "/<urn:p>" * 9_000 + " ?o }",
+    # a basic graph pattern of 10,000 triple patterns (and its ; and , forms)
+    "bgp": "INSERT { <urn:a> <urn:b> 1 } WHERE { " + "?s ?p ?o . " * 9_000 + " }",
+    "predicates": "INSERT { <urn:a> <urn:b> 1 } WHERE { ?s " + "?p ?o ; " * 9_000 + " }",
+    "objects": "INSERT { <urn:a> <urn:b> 1 } WHERE { ?s ?p " + "?o , " * 9_000 + "?o }",
 }
 
 
@@ -228,8 +232,11 @@ def test_operator_and_pattern_chains_are_refused_as_updates_and_queries(name: st
 
 def test_ordinary_long_queries_pass() -> None:
     # many triples, a long VALUES block, a filter with a few hundred operators, many updates
-    triples = " ".join(f"?s <urn:p{i}> ?o{i} ." for i in range(2_000))
+    triples = " ".join(f"?s <urn:p{i}> ?o{i} ." for i in range(500))
     assert check_query(f"SELECT * {{ {triples} }}", MAXB * 2, DEPTH).form == "SELECT"
+    template = " ".join(f"<urn:s{i}> <urn:p> ?o ." for i in range(5_000))
+    assert check_update(f"INSERT {{ {template} }} WHERE {{ ?s ?p ?o }}", MAXB * 4, DEPTH)
+    assert check_query(f"CONSTRUCT {{ {template} }} WHERE {{ ?s ?p ?o }}", MAXB * 4, DEPTH)
     values = " ".join(f"({i} -{i} \"x{i}\")" for i in range(3_000))
     assert check_query(f"SELECT * {{ VALUES (?a ?b ?c) {{ {values} }} }}", MAXB * 2, DEPTH)
     flt = " || ".join(f"?o = {i}" for i in range(300))
@@ -238,3 +245,13 @@ def test_ordinary_long_queries_pass() -> None:
     assert check_update(f"INSERT DATA {{ {data} }}", MAXB * 4, DEPTH)
     ops = " ; ".join("INSERT DATA { GRAPH <urn:g> { <urn:a> <urn:b> 1 } }" for _ in range(2_000))
     assert check_update(ops, MAXB * 2, DEPTH)
+    # data blocks: terms only, however many
+    negatives = " ".join(f"-{i}" for i in range(5_000))
+    assert check_query(f"SELECT * {{ ?s ?p ?x }} VALUES ?x {{ {negatives} }}", MAXB, DEPTH)
+    graphs = " ".join(f"GRAPH <urn:g{i}> {{ <urn:a> <urn:b> -{i} }}" for i in range(3_000))
+    assert check_update(f"INSERT DATA {{ {graphs} }}", MAXB * 2, DEPTH)
+    assert check_update(f"DELETE DATA {{ {graphs} }}", MAXB * 2, DEPTH)
+    # ... but a data block that is no data block does not hide a chain
+    with pytest.raises(QueryError, match="chains more than"):
+        check_query("SELECT * { ?s ?p ?x } VALUES ?x { 1 } " + "FILTER(" + "!" * 2_000 + "1)",
+                    MAXB, DEPTH)
