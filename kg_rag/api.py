@@ -37,12 +37,12 @@ from kg_rag.pipeline.retrieve import (
     question_concepts,
     rank,
 )
-from kg_rag.pipeline.write import Owner, text_change
+from kg_rag.pipeline.write import Owner, write_text
 from kg_rag.senses.base import SenseSelector
 from kg_rag.senses.factory import make_selector
 from kg_rag.senses.mode import WsdMode
 from kg_rag.settings import Settings, settings
-from kg_rag.store import Change, Store, open_store
+from kg_rag.store import Change, Store, Values, check_not_empty, open_store
 from kg_rag.text.focus import focus_span
 from kg_rag.text.normalise import nfc, strip_bidi
 
@@ -205,10 +205,11 @@ class KnowledgeGraph:
                  "time": r["time"].value} for r in rows]
 
     def forget_questions(self, older_than: datetime | None = None,
-                         iris: Iterable[str] | None = None) -> int:
+                         iris: Iterable[str] | None = None, decisions: bool = False) -> int:
         """Drop recorded questions — those asked before ``older_than``, or the given ``iris``,
         or all of them — in one update; returns how many. Their decisions stay (documents may
-        share them, and they are reused when the question comes again)."""
+        share them, and they are reused when the question comes again), unless ``decisions``:
+        then the decisions that no other graph uses go too (the service's ring of questions)."""
         if older_than is not None and older_than.tzinfo is None:
             raise InputError("older_than needs a time zone (e.g. datetime.now(timezone.utc))")
         wanted = set(iris) if iris is not None else None
@@ -220,8 +221,14 @@ class KnowledgeGraph:
                 continue
             drop.append(q["iri"])
         if drop:
+            graphs = [NamedNode(i) for i in drop]
             with self.write_lock:
-                self.store.apply(Change(drop_graphs=[NamedNode(i) for i in drop]))
+                used = [r["decision"] for r in self.store.select(
+                    "select-question-decisions", values=Values.column("q", graphs))] if decisions else []
+                self.store.apply(Change(drop_graphs=graphs))
+                if used:
+                    self.store.run_update("delete-unused-decisions",
+                                          values=Values.column("decision", used))
         return len(drop)
 
     def documents(self) -> list[dict[str, str]]:
@@ -251,9 +258,11 @@ class KnowledgeGraph:
         return self._question(text, lang)[1]
 
     def _analyse(self, q: str, lang: str, mentions: list[Mention], wsd: WsdMode, write: bool,
-                 focus: tuple[int, int] | None = None,
+                 require_concept: bool = False, focus: tuple[int, int] | None = None,
                  extra: Sequence[Quad] = ()) -> tuple[NamedNode, tuple[Decided, ...], Outcome]:
         if not mentions:
+            if require_concept:
+                check_not_empty(self.store)  # an empty store says so, not "no known concept"
             write = False  # nothing to record
         if mentions and focus is not None and not focus_mentions([(m.start, m.end) for m in mentions], focus):
             s, e = focus
@@ -266,24 +275,24 @@ class KnowledgeGraph:
         iri = record.question_iri(q, lang, wsd)
         if write:
             owner = Owner(iri, KGR.Question, iri.value.rsplit("/", 1)[-1], q, lang)
-            change = text_change(owner, [unit], outcome, extra)
-            with self.write_lock:
-                self.store.apply(change)
+            write_text(self.store, self.write_lock, owner, [unit], outcome, extra)
         return iri, outcome.decided, outcome
 
     def annotate(self, text: str, lang: str | None = None,
-                 wsd: WsdMode | str | None = None) -> list[MentionReport]:
-        """Mentions of ``text`` with candidates and chosen senses (decisions are recorded)."""
+                 wsd: WsdMode | str | None = None,
+                 record_question: bool = True) -> list[MentionReport]:
+        """Mentions of ``text`` with candidates and chosen senses (decisions are recorded unless
+        ``record_question`` is false)."""
         mode = self.mode(wsd)
         q, guess, mentions = self._question(text, lang)
-        write = mode is not WsdMode.NONE
+        write = record_question and mode is not WsdMode.NONE
         iri, decided, _ = self._analyse(q, guess.lang, mentions, mode, write=write)
         return [_report(d, iri if write and decided else None) for d in decided]
 
     def ask(self, question: str, lang: str | None = None, k: int = 10,
             wsd: WsdMode | str | None = None,
             focus: tuple[int, int] | str | None = None, expansion: dict[str, float] | None = None,
-            exclude_ids: Iterable[str] = ()) -> Answer:
+            exclude_ids: Iterable[str] = (), record_question: bool = True) -> Answer:
         """Annotate the question, decide its senses, rank documents by the chosen concepts.
 
         A question none of whose words the store knows is no error: its answer has no results
@@ -293,7 +302,8 @@ class KnowledgeGraph:
         ``focus`` — the word the question is about — is (start, end) character offsets into the
         question, or the word or phrase itself (``"הגבר"``, ``"made up"``; ``"bank#2"`` for its
         second occurrence; matched ignoring case, whole words first, then inside words, as in
-        a Hebrew word with prefix letters).
+        a Hebrew word with prefix letters). ``record_question``: write the question and its
+        decisions (for ``explain``), else nothing.
         """
         t0 = time.perf_counter()
         if not isinstance(k, int) or k < 1 or k > 1000:
@@ -311,7 +321,8 @@ class KnowledgeGraph:
         if mode is WsdMode.NONE:
             cfg = replace(cfg, match="label")
         retrieval = record.retrieval_quads(record.question_iri(q, code, mode), cfg, k, mode, focus)
-        iri, decided, outcome = self._analyse(q, code, mentions, mode, write=True, focus=focus,
+        iri, decided, outcome = self._analyse(q, code, mentions, mode, write=record_question,
+                                              require_concept=True, focus=focus,
                                               extra=retrieval)
         t1 = time.perf_counter()
         if not decided:  # an empty result, not an error: nothing to rank by, nothing recorded
@@ -324,7 +335,7 @@ class KnowledgeGraph:
         t2 = time.perf_counter()
         return Answer(
             question=q, question_iri=iri.value, lang=code,
-            mentions=tuple(_report(d, iri) for d in decided), results=tuple(results), wsd=mode,
+            mentions=tuple(_report(d, iri if record_question else None) for d in decided), results=tuple(results), wsd=mode,
             llm_calls=outcome.llm_calls, tokens_in=outcome.tokens_in, tokens_out=outcome.tokens_out,
             timings_ms={"analyse": (t1 - t0) * 1000, "retrieve": (t2 - t1) * 1000},
             language=guess, reason="" if results else NO_MATCH,

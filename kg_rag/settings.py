@@ -46,10 +46,21 @@ class Settings:
     max_document_bytes: int = 5_000_000
     max_query_bytes: int = 100_000
     max_query_depth: int = 64
+    #: estimated syntax-tree depth (operator chains, patterns of a group; see kg_rag.store.guard)
+    max_query_chain: int = 1_000
     query_timeout: float = 10.0
     max_rows: int = 10_000
     service_token: str | None = field(default=None, repr=False)
     allow_updates: bool = False
+    #: the service writes nothing at all (``kg-rag serve --read-only``)
+    read_only: bool = False
+    #: the service records the questions of POST /ask and /annotate (off: anyone could grow the
+    #: store); when on, only the last ``service_record_max`` questions of at most
+    #: ``service_record_ttl`` seconds are kept, with the decisions only they use
+    service_record: bool = False
+    service_record_max: int = 1_000
+    service_record_ttl: float = 86_400.0
+    service_record_max_chars: int = 500_000
 
     def __repr__(self) -> str:  # secrets masked
         parts = []

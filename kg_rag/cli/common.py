@@ -14,8 +14,9 @@ from kg_rag import InputError, Store, WsdMode, open_store
 WSD_HELP = f"sense selection: {WsdMode.names()} (default: KG_RAG_WSD, else knowledge)"
 
 
-def store_from_args(args: argparse.Namespace) -> Store:
-    return open_store(path=args.store, endpoint=args.endpoint, update_endpoint=args.update_endpoint)
+def store_from_args(args: argparse.Namespace, read_only: bool = False) -> Store:
+    return open_store(path=args.store, endpoint=args.endpoint, update_endpoint=args.update_endpoint,
+                      read_only=read_only)
 
 
 def wsd_arg(value: str) -> WsdMode:

@@ -3,25 +3,16 @@
 from __future__ import annotations
 
 import argparse
-import re
 import sys
 from pathlib import Path
 
 from kg_rag.api import KnowledgeGraph
 from kg_rag.cli.common import store_from_args, text_arg
 from kg_rag.errors import InputError, QueryError
+from kg_rag.settings import settings
+from kg_rag.store.guard import QueryRefused, check_query
 
 FORMATS = ("json", "csv", "tsv", "xml", "turtle", "ntriples")
-# IRIs, strings (long and short) and comments: removed before looking for update keywords
-_NOT_CODE = re.compile(
-    r'"""[\s\S]*?"""|\'\'\'[\s\S]*?\'\'\'|"(?:[^"\\\n]|\\.)*"|\'(?:[^\'\\\n]|\\.)*\'|<[^<>"{}|^`\\\s]*>|#[^\n]*'
-)
-# keywords, not variables (?load), prefixed names (ex:drop) or prefixes (copy:)
-_FORBIDDEN = re.compile(
-    r"(?<![?$:\w.-])(INSERT|DELETE|LOAD|CLEAR|DROP|CREATE|ADD|MOVE|COPY|SERVICE)(?![\w:.-])", re.I
-)
-
-
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p = sub.add_parser("sparql", help="run a read-only SPARQL query (SELECT, ASK, CONSTRUCT, DESCRIBE); "
                                          "the prefixes rdf rdfs xsd skos skosxl ontolex lime vartrans "
@@ -37,13 +28,18 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 
 
 def check_read_only(text: str) -> None:
-    """Refuse updates and federated queries (``SERVICE`` would make the process fetch URLs)."""
-    m = _FORBIDDEN.search(_NOT_CODE.sub(" ", text))
-    if m:
-        word = m.group(1).upper()
-        what = "a federated query (SERVICE)" if word == "SERVICE" else f"an update ({word})"
-        raise QueryError(f"refused: the query is {what}; `kg-rag sparql` only reads "
-                         f"(load and drop sources with `kg-rag load` / `kg-rag drop-source`)")
+    """Refuse updates and federated queries (``SERVICE`` would make the process fetch URLs), by
+    the tokens of the SPARQL guard (:mod:`kg_rag.store.guard`)."""
+    cfg = settings()
+    try:
+        check_query(text, sys.maxsize, cfg.max_query_depth, cfg.max_query_chain)
+    except QueryRefused as e:
+        raise QueryError(f"refused: {e}; `kg-rag sparql` only reads") from None
+    except QueryError as e:
+        if "update" not in str(e):
+            raise
+        raise QueryError("refused: the query is an update; `kg-rag sparql` only reads "
+                         "(load and drop sources with `kg-rag load` / `kg-rag drop-source`)") from None
 
 
 def cmd_sparql(args: argparse.Namespace) -> int:

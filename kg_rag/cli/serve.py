@@ -20,6 +20,9 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("--port", type=int, default=8000, help="port (default 8000)")
     p.add_argument("--allow-updates", action="store_true",
                    help="accept SPARQL updates at /sparql (needs KG_RAG_SERVICE_TOKEN)")
+    p.add_argument("--read-only", action="store_true",
+                   help="write nothing at all: the store opens read-only, questions are not "
+                        "recorded, updates and document uploads are refused")
     p.add_argument("--slots", type=int, default=4,
                    help="public SPARQL queries running at once (default 4)")
     p.set_defaults(func=cmd_serve)
@@ -39,13 +42,17 @@ def cmd_serve(args: argparse.Namespace) -> int:
     cfg = settings()
     if args.allow_updates:
         cfg = cfg.with_(allow_updates=True)
-    store = store_from_args(args)  # an embedded store in use elsewhere: StoreLockedError here
+    if args.read_only:
+        cfg = cfg.with_(read_only=True)
+    # an embedded store in use elsewhere: StoreLockedError here
+    store = store_from_args(args, read_only=cfg.read_only)
     kg = KnowledgeGraph(store, cfg)
     try:
         app = create_app(kg, cfg, slots=max(1, args.slots))
         print(f"kg-rag: serving {store.kind} store {store.location} on "
               f"http://{args.host}:{args.port}/ (SPARQL at /sparql"
-              f"{', updates on' if cfg.allow_updates else ''})", file=sys.stderr)
+              f"{', updates on' if cfg.allow_updates else ''}"
+              f"{', read-only' if cfg.read_only else ''})", file=sys.stderr)
         # uvicorn shuts down gracefully on SIGTERM, then re-raises it to the handler that was
         # there before: make that one end this command normally, so the store is closed
         previous = signal.signal(signal.SIGTERM, _terminated)

@@ -5,19 +5,26 @@ way: :func:`text_change` turns an owner, its text units and the :func:`~.decide.
 into ONE :class:`~kg_rag.store.Change` — the owner's graph is dropped and written anew together
 with the decisions it needs, so a retried write is idempotent and an annotation never lands
 without its decision.
+
+:func:`write_text` is THE write of a question (``ask``/``annotate``): under the knowledge graph's
+one writer lock it asks the store which of the outcome's new decisions another writer recorded
+meanwhile (deciding runs outside the lock, so concurrent identical questions decide the same
+decision IRI) and leaves those out, so a decision is recorded once — never with two
+``prov:startedAtTime`` values, which the shapes refuse.
 """
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from pyoxigraph import NamedNode, Quad
 
 from kg_rag.namespaces import KGR
 from kg_rag.pipeline import record
 from kg_rag.pipeline.decide import Outcome, Unit
-from kg_rag.store import Change
+from kg_rag.store import Change, Store, Values
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,4 +62,32 @@ def text_change(owner: Owner, units: Sequence[Unit], outcome: Outcome,
     return Change(drop_graphs=[owner.iri], insert=quads + list(extra) + list(outcome.decision_quads))
 
 
-__all__ = ["Owner", "text_change"]
+def unrecorded(store: Store, outcome: Outcome) -> Outcome:
+    """``outcome`` without the quads of the new decisions that the store already has."""
+    if not outcome.decision_quads:
+        return outcome
+    new = {d.decision.value: d.decision for d in outcome.decided
+           if d.decision is not None and d.selection is not None and not d.reused}
+    if not new:
+        return outcome
+    rows = store.select("select-recorded-decisions",
+                        values=Values.column("decision", [new[k] for k in sorted(new)]))
+    recorded = {r["decision"].value for r in rows}
+    if not recorded:
+        return outcome
+
+    def owned(q: Quad) -> bool:   # a recorded decision's own quads, its candidates' included
+        subject = getattr(q.subject, "value", "")
+        return subject in recorded or subject.split("#c", 1)[0] in recorded
+
+    return replace(outcome, decision_quads=tuple(q for q in outcome.decision_quads if not owned(q)))
+
+
+def write_text(store: Store, lock: threading.RLock, owner: Owner, units: Sequence[Unit],
+               outcome: Outcome, extra: Sequence[Quad] = ()) -> None:
+    """Write ``owner`` and its new decisions in one update, under ``lock`` (see the module doc)."""
+    with lock:
+        store.apply(text_change(owner, units, unrecorded(store, outcome), extra))
+
+
+__all__ = ["Owner", "text_change", "unrecorded", "write_text"]

@@ -22,7 +22,7 @@ from starlette.routing import Route
 
 from kg_rag.api import KnowledgeGraph
 from kg_rag.errors import ConfigError
-from kg_rag.service.problems import HANDLERS, CatchAll
+from kg_rag.service.problems import HANDLERS, CatchAll, scrub_paths
 from kg_rag.service.sparql_endpoint import SparqlService
 from kg_rag.service.worker import Executor, ForkExecutor, RemoteExecutor
 from kg_rag.settings import Settings
@@ -62,6 +62,11 @@ def create_app(kg: KnowledgeGraph, config: Settings | None = None, *, slots: int
                warm: bool = True) -> Starlette:
     """The ASGI app over ``kg`` (its store and pipeline). ``slots``: concurrent /sparql queries."""
     cfg = config or kg.settings
+    if cfg.allow_updates and cfg.read_only:
+        raise ConfigError("--allow-updates and --read-only exclude each other; choose one")
+    if cfg.read_only and not kg.store.read_only:
+        raise ConfigError("a read-only service needs a store opened read-only "
+                          "(open_store(..., read_only=True))")
     if cfg.allow_updates and not cfg.service_token:
         raise ConfigError("updates are enabled but KG_RAG_SERVICE_TOKEN is not set; set it to a "
                           "long random string (clients send it as a Bearer token)")
@@ -73,8 +78,12 @@ def create_app(kg: KnowledgeGraph, config: Settings | None = None, *, slots: int
     rest = RestApi(kg, cfg)
 
     async def health(request: Request) -> Response:
-        return JSONResponse({"status": "ok", "store": kg.store.kind,
-                             "updates": cfg.allow_updates, "ready": rest.ready.is_set()})
+        failure = kg.store.health()
+        body = {"status": "ok" if failure is None else "unhealthy", "store": kg.store.kind,
+                "updates": cfg.allow_updates, "ready": rest.ready.is_set()}
+        if failure is not None:
+            body["reason"] = scrub_paths(failure)
+        return JSONResponse(body, status_code=200 if failure is None else 503)
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:

@@ -126,7 +126,10 @@ def openapi_document() -> dict[str, Any]:
         "paths": {
             "/health": {"get": {"operationId": "health", "responses": {
                 "200": _json(_obj({"status": _S, "store": _S, "updates": _B, "ready": _B},
-                                  ("status",)))}}},
+                                  ("status",))),
+                # after a write the store's engine failed (e.g. a full disk): why, and what to do
+                "503": _json(_obj({"status": _S, "store": _S, "updates": _B, "ready": _B,
+                                   "reason": _S}, ("status", "reason")))}}},
             "/stats": {"get": {"operationId": "stats", "responses": {
                 "200": _json(_obj({"graphs": {"type": "object", "additionalProperties": _I},
                                    "triples": _I, "documents": _I})),

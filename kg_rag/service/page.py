@@ -19,9 +19,9 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, Response
 from starlette.routing import Route
 
-from kg_rag import Explanation, WsdMode
+from kg_rag import Answer, Explanation, WsdMode
 from kg_rag.api import KnowledgeGraph
-from kg_rag.errors import KgRagError
+from kg_rag.errors import KgRagError, NotFoundError
 from kg_rag.serialize import answer_dict
 from kg_rag.settings import Settings
 from kg_rag.text.normalise import strip_bidi
@@ -158,33 +158,43 @@ def merged(spans: list[list[int]]) -> list[tuple[int, int, str | None]]:
     return [(s, e, None) for s, e in out]
 
 
-def result_block(r: dict[str, Any], question_iri: str) -> str:
+def result_block(r: dict[str, Any], question_iri: str | None) -> str:
+    """One result; ``question_iri`` None when the question is not recorded (no "why?" link)."""
     spans = merged(r.get("highlights", []))
     concepts = ", ".join(link(c["iri"], c.get("label") or c["iri"]) for c in r.get("concepts", []))
-    why = "/explain?" + urlencode({"iri": question_iri, "document": r["iri"]}, quote_via=quote)
+    why = ""
+    if question_iri is not None:
+        href = "/explain?" + urlencode({"iri": question_iri, "document": r["iri"]}, quote_via=quote)
+        why = f' · <a class="why" href="{esc(href)}">why?</a>'
     return (f'<div class="result"><div><b dir="auto">{link(r["iri"], r.get("title") or r["id"])}'
             f'</b> <span class="muted">{esc(r["id"])} · {esc(r.get("lang", ""))} · score '
-            f'{float(r["score"]):.3f} · <a class="why" href="{esc(why)}">why?</a></span></div>'
+            f'{float(r["score"]):.3f}{why}</span></div>'
             f'<p dir="auto" class="passage">{highlighted(r.get("passage", ""), spans)}</p>'
             f'<div class="muted">via {concepts or "—"}</div></div>')
 
 
 def answer_page(q: str, lang: str, wsd: str, answer: dict[str, Any],
-                summary: dict[str, Any], labels: dict[str, str], english: dict[str, str]) -> str:
+                summary: dict[str, Any], labels: dict[str, str], english: dict[str, str],
+                recorded: bool = True) -> str:
     decisions = _decisions_by_span(summary)
+    # a question that is not recorded has no explanation to link to, nor do the decisions it
+    # made anew
+    question_iri = answer["question_iri"] if recorded else None
+    mentions = [m if recorded or m.get("reused") else {**m, "decision": None}
+                for m in answer["mentions"]]
     spans = [(m["start"], m["end"], m.get("decision") or (m.get("chosen") or {}).get("concept"))
-             for m in answer["mentions"]]
+             for m in mentions]
     parts = [question_form(q, lang, wsd),
              f'<h2>Question <span class="muted">({esc(answer["lang"])}, selector '
-             f'{esc(answer["wsd"])}) {link(answer["question_iri"], "explain")}</span></h2>',
+             f'{esc(answer["wsd"])}) {link(question_iri, "explain")}</span></h2>',
              f'<p class="q" dir="auto">{highlighted(answer["question"], spans)}</p>',
              *([f'<p class="muted">language: {esc(language["note"])}</p>']
                if (language := answer.get("language")) and language.get("source") != "given" else []),
              "<h2>Mentions and senses</h2>"]
     parts += [mention_block(m, decisions.get((m["start"], m["end"])), labels, english)
-              for m in answer["mentions"]]
+              for m in mentions]
     parts.append(f'<h2>Documents ({len(answer["results"])})</h2>')
-    parts += ([result_block(r, answer["question_iri"]) for r in answer["results"]]
+    parts += ([result_block(r, question_iri) for r in answer["results"]]
               or [f'<p>No document matched: {esc(answer.get("reason") or "no document matches")}.</p>'])
     return layout(f"kg-rag: {q}", "".join(parts))
 
@@ -209,16 +219,49 @@ def explanation_page(ex: Explanation) -> str:
     return layout(f"explain {root}", f"<h2>Explanation of {link(root, root)}</h2>{body}")
 
 
+SKOS_DEFINITION = "http://www.w3.org/2004/02/skos/core#definition"
+
+
+def unrecorded_summary(kg: KnowledgeGraph, answer: Answer) -> dict[str, Any]:
+    """What the page shows of a question the store does not hold: each mention's candidates with
+    their definitions, read from the store (nothing is written)."""
+    definitions: dict[str, str] = {}
+    mentions = []
+    for r in answer.mentions:
+        candidates = []
+        for c in r.mention.candidates:
+            if c.concept not in definitions:
+                try:
+                    rows = kg.describe(c.concept).summary.get("resource", [])
+                except NotFoundError:
+                    rows = []
+                by_lang = {row["lang"]: row["object"] for row in rows
+                           if row["predicate"] == SKOS_DEFINITION}
+                definitions[c.concept] = (by_lang.get(answer.lang) or by_lang.get("en")
+                                          or next(iter(by_lang.values()), ""))
+            candidates.append({"concept": c.concept, "definition": definitions[c.concept]})
+        mentions.append({"start": r.mention.start, "end": r.mention.end,
+                         "decision": {"candidates": candidates}})
+    return {"mentions": mentions}
+
+
 def page_routes(kg: KnowledgeGraph, config: Settings) -> list[Route]:
     def compute(q: str, lang: str, wsd: str) -> tuple[Any, ...]:
+        # the page never writes (issue 21): the question is explained from the store only when
+        # it was recorded before (by POST /ask with recording on, or the CLI)
         answer = kg.ask(q, lang=None if lang == "auto" else lang, k=5,
-                        wsd=WsdMode.parse(wsd) if wsd else None)
-        # a question with no known concept is not recorded: nothing to explain
-        summary = kg.explain(answer.question_iri).summary if answer.question_iri else {}
+                        wsd=WsdMode.parse(wsd) if wsd else None, record_question=False)
+        # a question with no known concept has nothing to explain; one not recorded is shown
+        # from the store (nothing written)
+        try:
+            summary, recorded = (kg.explain(answer.question_iri).summary, True) if answer.question_iri \
+                else ({}, False)
+        except NotFoundError:
+            summary, recorded = unrecorded_summary(kg, answer), False
         concepts = [c.concept for r in answer.mentions for c in r.mention.candidates]
         labels = kg.labels(concepts, answer.lang)
         english = kg.labels(concepts, "en") if answer.lang != "en" else {}
-        return answer_dict(answer), summary, labels, english
+        return answer_dict(answer), summary, labels, english, recorded
 
     async def index(request: Request) -> Response:
         q = request.query_params.get("q", "")
@@ -233,9 +276,9 @@ def page_routes(kg: KnowledgeGraph, config: Settings) -> list[Route]:
                                        '%95%20%D7%A2%D7%9C%20%D7%94%D7%91%D7%93%D7%99%D7%9D" '
                                        'dir="rtl">הפירות העמיסו על הבדים</a></p>'))
         try:
-            answer, summary, labels, english = await run_in_threadpool(compute, q, lang, wsd)
+            answer, summary, labels, english, recorded = await run_in_threadpool(compute, q, lang, wsd)
         except KgRagError as e:
             return HTMLResponse(error_page(q, lang, wsd, e), status_code=e.http_status)
-        return HTMLResponse(answer_page(q, lang, wsd, answer, summary, labels, english))
+        return HTMLResponse(answer_page(q, lang, wsd, answer, summary, labels, english, recorded))
 
     return [Route("/", index, methods=["GET"])]

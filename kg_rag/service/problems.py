@@ -8,6 +8,7 @@ traceback goes to the log) and the service stays up.
 from __future__ import annotations
 
 import logging
+import re
 from typing import Any
 
 from starlette.exceptions import HTTPException
@@ -15,7 +16,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from kg_rag.errors import KgRagError, RateLimitedError
+from kg_rag.errors import KgRagError, RateLimitedError, StoreError
 
 log = logging.getLogger(__name__)
 
@@ -40,6 +41,15 @@ def problem(status: int, title: str, detail: str = "", headers: dict[str, str] |
     return ProblemResponse(body, status_code=status, headers=headers)
 
 
+_PATH = re.compile(r"(?<![\w:/.])/(?:[^\s:;,'\"/]+/)*[^\s:;,'\"/]*")
+
+
+def scrub_paths(text: str) -> str:
+    """``text`` with absolute file paths replaced: store errors name the store's folder for the
+    CLI, but the service never shows the paths of the machine it runs on."""
+    return _PATH.sub("<path>", text)
+
+
 def from_error(err: KgRagError) -> Response:
     headers: dict[str, str] = {}
     if isinstance(err, RateLimitedError) and err.retry_after:
@@ -47,7 +57,8 @@ def from_error(err: KgRagError) -> Response:
     extra = getattr(err, "problem_headers", None)
     if isinstance(extra, dict):
         headers.update(extra)
-    return problem(err.http_status, err.title, str(err), headers or None)
+    detail = scrub_paths(str(err)) if isinstance(err, StoreError) else str(err)
+    return problem(err.http_status, err.title, detail, headers or None)
 
 
 async def on_kg_rag_error(request: Request, exc: Exception) -> Response:

@@ -27,7 +27,8 @@ from kg_rag.errors import InputError, KgRagError
 from kg_rag.serialize import answer_dict, language_dict, mention_dict
 from kg_rag.service.bodies import UnsupportedMediaType, media_type, read_body
 from kg_rag.service.openapi import openapi_document
-from kg_rag.service.sparql_endpoint import check_token
+from kg_rag.service.recording import QuestionRing
+from kg_rag.service.sparql_endpoint import Forbidden, check_token
 from kg_rag.settings import Settings
 
 JSON_LIMIT = 64 * 1024          # /ask and /annotate bodies
@@ -41,6 +42,7 @@ class RestApi:
         self.config = config
         self.ready = threading.Event()
         self._warm_lock = threading.Lock()
+        self.ring = QuestionRing(kg, config)
 
     # --- warm-up: build the lexicon once, before (or at) the first question ----------------
     def warm_up(self) -> None:
@@ -68,14 +70,17 @@ class RestApi:
         text = _str(body, "text", required=True)
         wsd = _wsd(_str(body, "wsd"))
         reports = await run_in_threadpool(self._call, self.kg.annotate, text,
-                                          _str(body, "language"), wsd)
+                                          _str(body, "language"), wsd, self.ring.enabled)
+        await run_in_threadpool(self.ring.trim)
         guess = await run_in_threadpool(self._call, self.kg.language, text, _str(body, "language"))
         return JSONResponse({"text": text, "lang": guess.lang, "language": language_dict(guess),
                              "mentions": [mention_dict(r) for r in reports]})
 
     async def ask(self, request: Request) -> Response:
         body = await _json_object(request, JSON_LIMIT)
-        answer = await run_in_threadpool(self._call, self.kg.ask, **ask_arguments(body))
+        answer = await run_in_threadpool(self._call, self.kg.ask, **ask_arguments(body),
+                                         record_question=self.ring.enabled)
+        await run_in_threadpool(self.ring.trim)
         return JSONResponse(answer_dict(answer))
 
     async def explain(self, request: Request) -> Response:
@@ -125,6 +130,7 @@ class RestApi:
         return JSONResponse({"documents": docs})
 
     async def add_documents(self, request: Request) -> Response:
+        self._check_writes()
         check_token(request, self.config.service_token)
         limit = 2 * self.config.max_document_bytes + 65_536
         mtype, _ = media_type(request)
@@ -144,6 +150,7 @@ class RestApi:
                              "ids": [d.id for d in docs]}, status_code=201)
 
     async def delete_document(self, request: Request) -> Response:
+        self._check_writes()
         check_token(request, self.config.service_token)
         doc_id = request.path_params["doc_id"]
         await run_in_threadpool(self._write, self.kg.delete, doc_id)
@@ -154,6 +161,10 @@ class RestApi:
 
     async def openapi(self, request: Request) -> Response:
         return JSONResponse(openapi_document())
+
+    def _check_writes(self) -> None:
+        if self.config.read_only:
+            raise Forbidden("this service is read-only (kg-rag serve --read-only): it writes nothing")
 
     def _write(self, fn: Any, *args: Any) -> Any:
         with self.kg.write_lock:   # the knowledge graph's one writer lock (its writes take it too)

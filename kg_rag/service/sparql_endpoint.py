@@ -161,7 +161,8 @@ class SparqlService:
         for name in ("using-graph-uri", "using-named-graph-uri"):
             if name in op.params:
                 raise InputError(f"{name} belongs to updates; use default-graph-uri for queries")
-        info = check_query(op.text, self.config.max_query_bytes, self.config.max_query_depth)
+        info = check_query(op.text, self.config.max_query_bytes, self.config.max_query_depth,
+                           self.config.max_query_chain)
         kind = KIND_OF_FORM[info.form]
         fmt_param = op.params["format"][-1] if op.params.get("format") else None
         fmt = negotiate(request.headers.get("accept"), kind, fmt_param)
@@ -200,7 +201,8 @@ class SparqlService:
         for name in ("default-graph-uri", "named-graph-uri"):
             if name in op.params:
                 raise InputError(f"{name} belongs to queries; use using-graph-uri for updates")
-        info = check_update(op.text, self.config.max_query_bytes, self.config.max_query_depth)
+        info = check_update(op.text, self.config.max_query_bytes, self.config.max_query_depth,
+                            self.config.max_query_chain)
         text = op.text
         using = _graphs(op.params, "using-graph-uri")
         using_named = _graphs(op.params, "using-named-graph-uri")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
@@ -9,7 +10,7 @@ from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
 from pyoxigraph import NamedNode, Quad, Triple
 
-from kg_rag.errors import QueryError
+from kg_rag.errors import QueryError, StoreError
 from kg_rag.store import queries
 from kg_rag.store.render import Term, Values, quads_block, term
 
@@ -62,6 +63,21 @@ class Store(ABC):
 
     kind: str = "abstract"
     location: str = ""
+    #: no write of any kind (``kg-rag serve --read-only``); every write raises StoreError
+    read_only: bool = False
+
+    #: why the last write failed in the engine (e.g. a full disk), until a write succeeds again
+    write_failure: str | None = None
+
+    def health(self) -> str | None:
+        """None when the store is fine, else why not (for ``/health``)."""
+        return self.write_failure
+
+    def check_writable(self) -> None:
+        """StoreError when this store was opened read-only (called before every write)."""
+        if self.read_only:
+            raise StoreError(f"the store at {self.location} is open read-only (kg-rag serve "
+                             f"--read-only): nothing is written")
 
     # --- named queries -------------------------------------------------------------------
     def select(self, name: str, bind: Mapping[str, Term] | None = None,
@@ -125,8 +141,11 @@ class Store(ABC):
         self.apply(Change(drop_graphs=[graph]))
 
     def user_update(self, text: str, base_iri: str | None = None) -> None:
-        """Run a user's update that a guard has checked (the service's ``/sparql`` updates);
-        ``base_iri`` resolves its relative IRIs where the engine supports it."""
+        """Run a user's update (the service's ``/sparql`` updates, :meth:`KnowledgeGraph.update`),
+        after :func:`check_user_update`; ``base_iri`` resolves its relative IRIs where the engine
+        supports it."""
+        self.check_writable()
+        check_user_update(text)
         self.execute_update(text)
 
     # --- engine-specific work -------------------------------------------------------------
@@ -165,6 +184,25 @@ class Store(ABC):
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def check_user_query(text: str) -> None:
+    """The guard (:mod:`kg_rag.store.guard`) on a user's read query, on every path that runs one:
+    no SERVICE/LOAD, nesting and chains capped (sizes are the service's own concern)."""
+    from kg_rag.settings import settings
+    from kg_rag.store.guard import check_query
+
+    cfg = settings()
+    check_query(text, sys.maxsize, cfg.max_query_depth, cfg.max_query_chain)
+
+
+def check_user_update(text: str) -> None:
+    """Like :func:`check_user_query`, for a user's update."""
+    from kg_rag.settings import settings
+    from kg_rag.store.guard import check_update
+
+    cfg = settings()
+    check_update(text, sys.maxsize, cfg.max_query_depth, cfg.max_query_chain)
 
 
 def _merge(bind: Mapping[str, Term] | None, values: Values | None) -> Values | None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import logging
+import re
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 
@@ -21,6 +22,8 @@ from kg_rag.store.base import (
     T,
     _block,
     _merge,
+    check_user_query,
+    check_user_update,
 )
 from kg_rag.store.render import Term, Values
 
@@ -45,24 +48,54 @@ BULK_THRESHOLD = 200_000  # quads; above this a load goes through bulk_extend (n
 class EmbeddedStore(Store):
     kind = "embedded"
 
-    def __init__(self, path: str | Path | None = None) -> None:
+    def __init__(self, path: str | Path | None = None, read_only: bool = False) -> None:
+        """``read_only``: the engine opens the store read-only (a missing store is an error),
+        and every write raises StoreError before it reaches the engine."""
+        self.read_only = read_only
         if path is None or str(path) == ":memory:":
             self.location = ":memory:"
             self._store = pyoxigraph.Store()
-        else:
-            p = Path(path).expanduser()
-            self.location = str(p)
-            try:
+            return
+        p = Path(path).expanduser()
+        self.location = str(p)
+        check_store_folder(p)
+        if read_only and not (p / "CURRENT").is_file():
+            raise StoreError(f"there is no store at {p} to serve read-only: build it first "
+                             f"(kg-rag demo, kg-rag load …)")
+        try:
+            if read_only:
+                self._store = pyoxigraph.Store.read_only(str(p))
+            else:
                 p.mkdir(parents=True, exist_ok=True)
                 self._store = pyoxigraph.Store(str(p))
-            except OSError as e:
-                msg = str(e)
-                if "lock" in msg.lower() or "Resource temporarily unavailable" in msg:
-                    raise StoreLockedError(
-                        f"the store at {p} is in use by another process (or already open in this "
-                        f"one); stop it, or serve the store and use --endpoint to share it"
-                    ) from None
-                raise StoreError(f"cannot open the store at {p}: {msg}") from None
+        except OSError as e:
+            msg = _first_line(e)
+            if "lock" in msg.lower() or "Resource temporarily unavailable" in msg:
+                raise StoreLockedError(
+                    f"the store at {p} is in use by another process (or already open in this "
+                    f"one); stop it, or serve the store and use --endpoint to share it"
+                ) from None
+            raise StoreError(f"cannot open the store at {p}: {msg}{_advice(msg)}") from None
+        except RuntimeError as e:  # the engine's "Corruption: …" and other storage errors
+            msg = _first_line(e)
+            raise StoreError(f"cannot open the store at {p}: {msg}{_advice(msg, damaged=True)}") from None
+
+    def _engine_error(self, what: str, e: BaseException) -> StoreError:
+        """One line naming the store and what to do, for an error the engine raised."""
+        msg = _first_line(e)
+        return StoreError(f"{what} failed on the store at {self.location}: {msg}{_advice(msg)}")
+
+    def _write_failed(self, what: str, e: BaseException) -> StoreError:
+        """Like :meth:`_engine_error`, and remembered for :meth:`health` until a write succeeds
+        (RocksDB refuses every write after some I/O errors, even once the disk has space again)."""
+        err = self._engine_error(what, e)
+        self.write_failure = (f"{err}; if writes keep failing after the cause is fixed, restart "
+                              f"the service")
+        log.error("%s", err)
+        return err
+
+    def _wrote(self) -> None:
+        self.write_failure = None
 
     @property
     def oxigraph(self) -> pyoxigraph.Store:
@@ -83,7 +116,7 @@ class EmbeddedStore(Store):
         except SyntaxError as e:
             raise QueryError(f"{q.name}: {e}") from None
         except (OSError, RuntimeError) as e:
-            raise StoreError(f"{q.name} failed on the store: {e}") from None
+            raise self._engine_error(q.name, e) from None
 
     def _select(self, q: queries.Query, bind: Mapping[str, Term], values: Values | None) -> list[Row]:
         res = self._run(q, bind, values)
@@ -113,12 +146,13 @@ class EmbeddedStore(Store):
         return list(res)
 
     def raw_query(self, text: str, fmt: str) -> tuple[bytes, str]:
+        check_user_query(text)
         try:
             res = self._store.query(text)
         except SyntaxError as e:
             raise QueryError(f"malformed query: {e}") from None
         except (OSError, RuntimeError) as e:
-            raise StoreError(f"query failed: {e}") from None
+            raise self._engine_error("the query", e) from None
         buf = io.BytesIO()
         if isinstance(res, QueryTriples):
             if fmt not in GRAPH_FORMATS:
@@ -134,21 +168,26 @@ class EmbeddedStore(Store):
 
     # --- writes ---------------------------------------------------------------------------
     def execute_update(self, text: str) -> None:
+        self.check_writable()
         try:
             self._store.update(text)
         except SyntaxError as e:
             raise QueryError(f"malformed update: {e}") from None
         except (OSError, RuntimeError) as e:
             # pyoxigraph runs one update request as one transaction: a failure writes nothing
-            raise StoreError(f"update failed, nothing was written: {e}") from None
+            raise self._write_failed("the update (nothing was written)", e) from None
+        self._wrote()
 
     def user_update(self, text: str, base_iri: str | None = None) -> None:
+        self.check_writable()
+        check_user_update(text)
         try:
             self._store.update(text, base_iri=base_iri)
         except SyntaxError as e:
             raise QueryError(f"malformed update: {e}") from None
-        except OSError as e:
-            raise StoreError(f"update failed, nothing was written: {e}") from None
+        except (OSError, RuntimeError) as e:
+            raise self._write_failed("the update (nothing was written)", e) from None
+        self._wrote()
 
     def on_engine(self, handler: EngineHandler[T]) -> T:
         return handler.embedded(self._store)
@@ -160,6 +199,7 @@ class EmbeddedStore(Store):
 
     def load_graph(self, graph: NamedNode, quads: Iterable[Quad],
                    progress: Callable[[int], None] | None = None) -> int:
+        self.check_writable()
         batch: list[Quad] = []
         try:
             # a source that fails half way drops the graph, as the remote store does
@@ -180,6 +220,9 @@ class EmbeddedStore(Store):
                     if progress:
                         progress(min(step, len(batch) - i))
                 self._store.flush()
+        except (OSError, RuntimeError) as e:
+            self._drop_partial(graph)
+            raise self._write_failed(f"loading the graph {graph.value}", e) from None
         except BaseException:
             self._drop_partial(graph)
             raise
@@ -189,11 +232,15 @@ class EmbeddedStore(Store):
                       progress: Callable[[int], None] | None = None) -> int:
         """Bulk-load an N-Triples file into ``graph`` (replacing it); returns the number of
         statements in the file (lines that are not blank or comments), like the remote store."""
+        self.check_writable()
         try:
             if self._store.contains_named_graph(graph):
                 self._store.remove_graph(graph)
             self._store.bulk_load(path=path, format=pyoxigraph.RdfFormat.N_TRIPLES, to_graph=graph)
             self._store.flush()
+        except (OSError, RuntimeError) as e:
+            self._drop_partial(graph)
+            raise self._write_failed(f"loading the graph {graph.value}", e) from None
         except BaseException:
             self._drop_partial(graph)
             raise
@@ -211,11 +258,65 @@ class EmbeddedStore(Store):
             log.exception("could not remove the partly loaded graph %s", graph)
 
     def named_graphs(self) -> list[NamedNode]:
-        graphs = [g for g in self._store.named_graphs() if isinstance(g, NamedNode)]
+        try:
+            graphs = [g for g in self._store.named_graphs() if isinstance(g, NamedNode)]
+        except (OSError, RuntimeError) as e:
+            raise self._engine_error("listing the graphs", e) from None
         return sorted(graphs, key=lambda g: g.value)
 
     def close(self) -> None:
+        if self.read_only:
+            return
         try:
             self._store.flush()
-        except OSError:
-            pass
+        except (OSError, RuntimeError) as e:  # the writes were committed already; say so, go on
+            log.warning("flushing the store at %s failed: %s", self.location, _first_line(e))
+
+
+# --- opening a folder -----------------------------------------------------------------------------
+#: the files a RocksDB store folder holds (pyoxigraph 0.5.13: CURRENT, IDENTITY, LOCK, LOG,
+#: LOG.old.*, MANIFEST-*, OPTIONS-*, *.log, *.sst, *.blob)
+_STORE_FILE = re.compile(r"^(?:CURRENT|IDENTITY|LOCK|LOG(?:\.old\.\d+)?|MANIFEST-\d+|OPTIONS-\d+"
+                         r"|\d+\.(?:log|sst|blob)|[0-9a-f]{6,}\.dbtmp)$")
+
+
+def check_store_folder(p: Path) -> None:
+    """Refuse to open ``p`` as a store unless it is missing, empty or a store (has ``CURRENT``):
+    the engine would turn any folder into a new empty store, silently."""
+    if not p.exists():
+        return
+    if not p.is_dir():
+        raise StoreError(f"cannot open the store at {p}: it is a file, not a kg-rag store "
+                         f"folder; give --store (or KG_RAG_STORE) a folder")
+    try:
+        names = [e.name for e in p.iterdir()]
+    except OSError as e:
+        raise StoreError(f"cannot read the store folder {p}: {e.strerror or e}") from None
+    if not names or "CURRENT" in names:
+        return
+    store_files = [n for n in names if _STORE_FILE.match(n)]
+    if store_files:
+        raise StoreError(f"the store at {p} is damaged: it has {len(store_files)} store files but "
+                         f"no CURRENT file; nothing was changed: restore the folder from a backup "
+                         f"(or move it away and rebuild the store)")
+    files = f"{len(names)} file" + ("" if len(names) == 1 else "s")
+    raise StoreError(f"{p} is not a kg-rag store: {files}; refusing to create one here (give "
+                     f"--store a new or empty folder)")
+
+
+def _first_line(e: BaseException) -> str:
+    text = " ".join(str(e).split()).rstrip(".")
+    return text or type(e).__name__
+
+
+def _advice(msg: str, damaged: bool = False) -> str:
+    """What to do about an engine error with message ``msg``."""
+    low = msg.lower()
+    if "no space left" in low:
+        return "; the disk is full: free space and try again"
+    if "read-only file system" in low or "permission denied" in low:
+        return "; the store folder cannot be written: check its permissions and the disk"
+    if damaged or "corruption" in low:
+        return ("; the store is damaged: restore it from a backup (a copy of the folder made "
+                "while no kg-rag process had it open), or move it away and rebuild it")
+    return ""

@@ -22,7 +22,16 @@ from SPARQLWrapper.SPARQLExceptions import SPARQLWrapperException
 
 from kg_rag.errors import QueryError, StoreError
 from kg_rag.store import queries
-from kg_rag.store.base import GRAPH_FORMATS, EngineHandler, Row, Store, T, _block, _merge
+from kg_rag.store.base import (
+    GRAPH_FORMATS,
+    EngineHandler,
+    Row,
+    Store,
+    T,
+    _block,
+    _merge,
+    check_user_query,
+)
 from kg_rag.store.render import Term, Values
 
 log = logging.getLogger(__name__)
@@ -80,7 +89,9 @@ class RemoteStore(Store):
     kind = "remote"
 
     def __init__(self, endpoint: str, update_endpoint: str | None = None,
-                 store_endpoint: str | None = None, timeout: float = 30.0) -> None:
+                 store_endpoint: str | None = None, timeout: float = 30.0,
+                 read_only: bool = False) -> None:
+        self.read_only = read_only
         if not endpoint.startswith(("http://", "https://")):
             raise StoreError(f"--endpoint must be an http(s) URL, not {endpoint!r}")
         self.location = endpoint
@@ -174,6 +185,7 @@ class RemoteStore(Store):
             raise StoreError(f"{q.name}: truncated or broken N-Triples from the endpoint: {e}") from None
 
     def raw_query(self, text: str, fmt: str) -> tuple[bytes, str]:
+        check_user_query(text)
         # like the embedded store: a format that does not fit the query form falls back to
         # JSON results (SELECT/ASK) or Turtle (CONSTRUCT/DESCRIBE)
         if fmt in GRAPH_FORMATS:
@@ -183,6 +195,7 @@ class RemoteStore(Store):
         return self._request(text, f"{wanted}, {fallback};q=0.1", (wanted, fallback))
 
     def execute_update(self, text: str) -> None:
+        self.check_writable()
         w = self._wrapper(self.update_endpoint)
         w.setQuery(text)
         w.queryType = "INSERT"   # always sent as an update (form field update=), whatever it says
@@ -224,6 +237,7 @@ class RemoteStore(Store):
                    progress: Callable[[int], None] | None = None) -> int:
         """PUT the first chunk, POST the rest. Blank-node labels are scoped to one request, so
         every triple with a blank node (or a triple term) goes into one last request together."""
+        self.check_writable()
         n = 0
         first = True
         chunk: list[str] = []

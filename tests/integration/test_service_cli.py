@@ -21,10 +21,12 @@ from tests.support.oxigraph_server import free_port, oxigraph_binary, oxigraph_s
 MAIN = "import sys; from kg_rag.cli import main; sys.exit(main())"
 
 
-def _start(args: list[str], env: dict[str, str] | None = None) -> tuple[subprocess.Popen[str], str, float]:
+def _start(args: list[str], env: dict[str, str] | None = None,
+           serve_args: tuple[str, ...] = ()) -> tuple[subprocess.Popen[str], str, float]:
     port = free_port()
     t0 = time.monotonic()
-    proc = subprocess.Popen([sys.executable, "-c", MAIN, *args, "serve", "--port", str(port)],
+    proc = subprocess.Popen([sys.executable, "-c", MAIN, *args, "serve", "--port", str(port),
+                             *serve_args],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             env={**os.environ, **(env or {})})
     url = f"http://127.0.0.1:{port}"
@@ -156,3 +158,41 @@ def test_query_children_die_with_the_service(tmp_path: Path) -> None:
     while any(_alive(k) for k in kids) and time.monotonic() < deadline:
         time.sleep(0.05)
     assert not any(_alive(k) for k in kids)
+
+
+def _files(path: Path) -> dict[str, tuple[int, int]]:
+    return {f.name: (f.stat().st_size, f.stat().st_mtime_ns) for f in sorted(path.iterdir())}
+
+
+def test_serve_read_only_writes_nothing(tmp_path: Path) -> None:
+    """``kg-rag serve --read-only`` (issue 21): many distinct questions, the store's files are
+    byte for byte as they were; a store that does not exist is not created."""
+    from tests.support.paths import DATA
+
+    store = tmp_path / "store"
+    p = subprocess.run([sys.executable, "-c", MAIN, "--store", str(store), "load",
+                        str(DATA / "loaders" / "skosxl.ttl")], capture_output=True, text=True,
+                       timeout=120)
+    assert p.returncode == 0, p.stderr
+    before = _files(store)
+    env = {"KG_RAG_SERVICE_RECORD": "true", "KG_RAG_SERVICE_TOKEN": "read-only-token-123"}
+    proc, url, _ = _start(["--store", str(store)], env, ("--read-only",))
+    try:
+        with httpx.Client(base_url=url, timeout=30) as c:
+            for i in range(120):
+                r = c.post("/ask", json={"question": f"the branch of tree {i}", "language": "en"})
+                assert r.status_code == 200, r.text
+                if i % 10 == 0:
+                    assert c.get("/", params={"q": f"a branch {i}", "lang": "en"}).status_code == 200
+                    assert c.post("/annotate", json={"text": f"branch {i}"}).status_code == 200
+            r = c.post("/documents", json={"id": "d", "text": "a branch", "lang": "en"},
+                       headers={"Authorization": "Bearer read-only-token-123"})
+            assert r.status_code == 403
+            assert c.get("/stats").json()["triples"] > 0
+    finally:
+        assert _stop(proc) == 0
+    assert _files(store) == before
+    missing = tmp_path / "missing"
+    p = subprocess.run([sys.executable, "-c", MAIN, "--store", str(missing), "serve", "--read-only",
+                        "--port", str(free_port())], capture_output=True, text=True, timeout=60)
+    assert p.returncode == 5 and "no store at" in p.stderr and not missing.exists()

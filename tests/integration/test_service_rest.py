@@ -23,7 +23,8 @@ AUTH = {"Authorization": f"Bearer {TOKEN}"}
 
 @pytest.fixture(scope="module")
 def api() -> Iterator[tuple[httpx.Client, KnowledgeGraph]]:
-    cfg = Settings(service_token=TOKEN, max_document_bytes=20_000)
+    # the explanation of an asked question needs it recorded (off by default on the service)
+    cfg = Settings(service_token=TOKEN, max_document_bytes=20_000, service_record=True)
     kg = KnowledgeGraph(demo_store(), cfg)
     with serve(create_app(kg, cfg)) as url:
         with httpx.Client(base_url=url, timeout=60) as client:

@@ -32,6 +32,11 @@ EXCEPTIONS = {
     ("cli/eval_retrieval.py", "kg_rag.eval.retrieval"): "eval retrieval runs the harness",
     ("cli/demo.py", "kg_rag.resources"): "the demo loads the bundled demo files",
     ("cli/serve.py", "kg_rag.service"): "serve runs the service, another adapter",
+    ("cli/query.py", "kg_rag.store.guard"):
+        "the SPARQL guard is one pure text check for every path that runs a user's SPARQL (the "
+        "store runs it too); `kg-rag sparql` refuses before it opens the store",
+    ("service/guard.py", "kg_rag.store.guard"):
+        "the endpoint checks a query with the same guard before it forks a query child",
     ("service/sparql_endpoint.py", "kg_rag.store.render"):
         "the SPARQL protocol's using-graph-uri IRIs are rendered into the user's update by the "
         "one audited term renderer",
