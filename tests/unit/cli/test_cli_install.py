@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -54,10 +55,15 @@ def test_the_blocker_blocks() -> None:
     assert r.returncode == 1 and "ModuleNotFoundError" in r.stderr
 
 
-def test_a_plain_install_runs_the_core_commands() -> None:
+def test_a_plain_install_runs_the_core_commands(tmp_path: Path) -> None:
     r = run("--help")
     assert r.returncode == 0, r.stderr
-    r = run("--store", ":memory:", "ask", "qwzx plorb")
+    r = run("--store", ":memory:", "ask", "qwzx plorb")    # an empty store says so (exit 5)
+    assert r.returncode == 5 and "is empty" in r.stderr and r.stderr.count("\n") == 1, r.stderr
+    store = str(tmp_path / "store")
+    r = run("--store", store, "load", str(ROOT / "demo" / "thesaurus.ttl"))
+    assert r.returncode == 0, r.stderr
+    r = run("--store", store, "ask", "qwzx plorb")          # no known concept: an empty answer
     assert r.returncode == 0 and "no known concept" in r.stdout, r.stderr
 
 
