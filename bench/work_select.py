@@ -1,6 +1,7 @@
 """Knowledge selection throughput on the WSD dev sets, and every decision's probabilities.
 
     python -m bench.work_select STORE OUT.json DATA.xml [DATA.xml …] [--per-mention] [--repeat N]
+                                [--config '{"hops": 1}']
 
 The requests are those of ``kg-rag eval wsd`` (:func:`kg_rag.eval.wsd._requests`: candidates of
 the lemma with the corpus' POS, the sentence ±1 as context, the text's other instances as
@@ -14,20 +15,28 @@ two code versions can be compared decision by decision (``--compare OLD.json NEW
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 from kg_rag.api import KnowledgeGraph
 from kg_rag.eval.corpus import read_corpus
 from kg_rag.eval.wsd import Candidates, _requests
 from kg_rag.pipeline.evidence import fetch_evidence
+from kg_rag.senses.knowledge.config import KnowledgeSelectorConfig
+from kg_rag.senses.knowledge.selector import KnowledgeSelector
 
 
 def run(args: argparse.Namespace) -> int:
     kg = KnowledgeGraph.open(path=args.store)
-    sel = kg.selector("knowledge")
+    if args.config:  # constants other than the tuned ones, e.g. '{"hops": 1}'
+        cfg = dataclasses.replace(KnowledgeSelectorConfig(), **json.loads(args.config))
+        sel: Any = KnowledgeSelector(kg.store, cfg)
+    else:
+        sel = kg.selector("knowledge")
     assert sel is not None
     warm = getattr(sel, "warm_up", None)
     if callable(warm):
@@ -104,6 +113,7 @@ def main(argv: list[str]) -> int:
     p.add_argument("data", nargs="+")
     p.add_argument("--per-mention", action="store_true")
     p.add_argument("--repeat", type=int, default=2)
+    p.add_argument("--config", default="", help="JSON: KnowledgeSelectorConfig fields to override")
     return run(p.parse_args(argv))
 
 

@@ -143,25 +143,34 @@ class KnowledgeBase:
         target (a local subgraph: much faster, and the mass that would leave it is small)."""
         m = self.matrix()
         k = len(seeds)
+        # the seed vectors as (row, column, weight) triples, each column normalised to sum 1
+        rows: list[int] = []
+        cols: list[int] = []
+        vals: list[float] = []
+        for j, s in enumerate(seeds):
+            tot = sum(s.values())
+            if tot > 0:
+                rows += s.keys()
+                cols += [j] * len(s)
+                vals += [w / tot for w in s.values()]
+        seed_rows = np.asarray(rows, dtype=np.int64)
+        target_rows = np.asarray(list(targets), dtype=np.int64)
         local: np.ndarray | None = None
         if hops is not None:
             mask = np.zeros(len(self.nodes), dtype=np.float32)
-            for s in seeds:
-                mask[list(s)] = 1.0
-            mask[list(targets)] = 1.0
+            mask[seed_rows] = 1.0
+            mask[target_rows] = 1.0
             for _ in range(hops):
                 mask = np.maximum(mask, (m @ mask > 0).astype(np.float32))
             nodes = np.flatnonzero(mask)
             m = m[nodes][:, nodes].tocsr()
             local = np.full(len(self.nodes), -1, dtype=np.int64)
             local[nodes] = np.arange(len(nodes))
+            seed_rows = local[seed_rows]
+            target_rows = local[target_rows]
         n = m.shape[0]
         v = np.zeros((n, k), dtype=np.float32)
-        for j, s in enumerate(seeds):
-            tot = sum(s.values())
-            for i, w in s.items():
-                if tot > 0:
-                    v[int(local[i]) if local is not None else i, j] += w / tot
+        np.add.at(v, (seed_rows, np.asarray(cols, dtype=np.int64)), np.asarray(vals, dtype=np.float32))
         r = v.copy()
         teleport = (1 - damping) * v
         for _ in range(iterations):
@@ -169,9 +178,9 @@ class KnowledgeBase:
             r *= damping
             r += teleport
         out: dict[int, np.ndarray] = {}
-        for t in targets:
-            at = int(local[t]) if local is not None else t
-            out[t] = r[at] if at >= 0 else np.zeros(k, dtype=np.float32)
+        zero = np.zeros(k, dtype=np.float32)
+        for t, at in zip(targets, target_rows.tolist(), strict=True):
+            out[t] = r[at] if at >= 0 else zero
         return out
 
 
