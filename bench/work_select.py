@@ -7,7 +7,8 @@ The requests are those of ``kg-rag eval wsd`` (:func:`kg_rag.eval.wsd._requests`
 the lemma with the corpus' POS, the sentence ±1 as context, the text's other instances as
 ``others``), one ``select`` per text as ``eval`` and the indexer call it (``--per-mention``: one
 ``select`` per mention, the path of a single-mention annotate). The knowledge base is warmed
-first; each set is selected ``--repeat`` times and the fastest pass is reported (warm).
+first; each set is selected ``--repeat`` times: the first pass builds the candidates' gloss
+signatures (the selector's cache), the fastest of the others is "warm".
 OUT.json holds, per set, the selections (instance → chosen id and scores) of the first pass, so
 two code versions can be compared decision by decision (``--compare OLD.json NEW.json``).
 """
@@ -51,12 +52,13 @@ def run(args: argparse.Namespace) -> int:
         n = sum(len(b) for b in batches)
         amb = sum(1 for b in batches for it in b if len(it.request.mention.candidates) > 1)
         best = float("inf")
+        first = 0.0
         decisions: dict[str, object] = {}
         lat: list[float] = []
+        sel_cache = getattr(sel, "_signatures", None)
+        if sel_cache is not None:  # the first pass builds every candidate's gloss signature
+            sel_cache.clear()
         for rep in range(args.repeat):
-            sel_cache = getattr(sel, "_signatures", None)
-            if sel_cache is not None:
-                sel_cache.clear()
             t0 = time.perf_counter()
             for b in batches:
                 groups = [[it] for it in b] if args.per_mention else [b]
@@ -69,15 +71,23 @@ def run(args: argparse.Namespace) -> int:
                             decisions[it.token.instance] = {
                                 "chosen": s.chosen.id if s.chosen else None,
                                 "scores": dict(s.scores), "confidence": s.confidence}
-            best = min(best, time.perf_counter() - t0)
+            took = time.perf_counter() - t0
+            if rep == 0:
+                first = took
+                lat = []
+            else:
+                best = min(best, took)
+        if args.repeat < 2:
+            best = first
         lat.sort()
         name = Path(data).name
         out["sets"][name] = {  # type: ignore[index]
             "mentions": n, "ambiguous": amb, "seconds": best, "mentions_per_s": n / best,
+            "first_pass_seconds": first,
             "p50_ms": 1000 * lat[len(lat) // 2], "decisions": decisions}
-        print(f"{name}: {n} mentions ({amb} ambiguous), best of {args.repeat}: {best:.2f} s "
-              f"= {n / best:.0f} mentions/s; per-call p50 {1000 * lat[len(lat) // 2]:.2f} ms/mention",
-              file=sys.stderr)
+        print(f"{name}: {n} mentions ({amb} ambiguous); first pass {first:.2f} s = {n / first:.0f} "
+              f"mentions/s; warm (best of {max(args.repeat - 1, 1)}): {best:.2f} s = {n / best:.0f} "
+              f"mentions/s, per-call p50 {1000 * lat[len(lat) // 2]:.2f} ms/mention", file=sys.stderr)
     Path(args.out).write_text(json.dumps(out), encoding="utf-8")
     kg.close()
     return 0

@@ -39,6 +39,7 @@ from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
+from typing import TypeGuard, cast
 
 import numpy as np
 
@@ -261,8 +262,7 @@ class KnowledgeSelector:
                 continue
             covered.add(key)
             covered.update(memo.lemma_keys(other.candidates))
-            pairs = memo.pairs(kb, other.candidates)
-            add_word(self._seed_word(kb, pairs, exclude))
+            add_word(memo.seed_word(self, kb, other.candidates, exclude))
         context_words = memo.words(req.context, lang)
         for w in context_words:
             context[w] = 1.0
@@ -270,9 +270,7 @@ class KnowledgeSelector:
             if w in covered:
                 continue
             covered.add(w)
-            pairs = kb.concepts_of(lang, w)
-            if pairs:
-                add_word(self._seed_word(kb, pairs, exclude))
+            add_word(memo.seed_word(self, kb, (lang, w), exclude))
         for k in own_keys:
             context.pop(k, None)
         return _Prepared(req, nodes, seeds, context)
@@ -322,19 +320,39 @@ class KnowledgeSelector:
         return out
 
 
+def _is_lemma(word: tuple[Candidate, ...] | tuple[str, str]) -> TypeGuard[tuple[str, str]]:
+    return len(word) == 2 and isinstance(word[0], str)
+
+
 class _BatchMemo:
     """What one :meth:`KnowledgeSelector.components` call computes once for all its requests:
     the mentions of a text are each other's ``others``, so their match keys, seed pairs and the
     context's gloss words recur in every request of the batch."""
 
-    __slots__ = ("_keys", "_lemma_keys", "_pairs", "_words", "_english")
+    __slots__ = ("_keys", "_lemma_keys", "_pairs", "_seeds", "_words", "_english")
 
     def __init__(self) -> None:
         self._keys: dict[str, str] = {}
         self._lemma_keys: dict[tuple[Candidate, ...], tuple[str, ...]] = {}
         self._pairs: dict[tuple[Candidate, ...], list[tuple[int, int]]] = {}
+        self._seeds: dict[object, tuple[list[tuple[int, int]], dict[int, float]]] = {}
         self._words: dict[tuple[str, str], list[str]] = {}
         self._english: dict[int, tuple[str, ...]] = {}
+
+    def seed_word(self, sel: KnowledgeSelector, kb: KnowledgeBase,
+                  word: tuple[Candidate, ...] | tuple[str, str], exclude: set[int]) -> dict[int, float]:
+        """:meth:`KnowledgeSelector._seed_word` of a context word — an other mention (its
+        candidates) or a (language, lemma) of the context — computed once per batch unless one of
+        its concepts is a candidate of the request (``exclude``)."""
+        hit = self._seeds.get(word)
+        if hit is None:
+            pairs = (kb.concepts_of(word[0], word[1]) if _is_lemma(word)
+                     else self.pairs(kb, cast(tuple[Candidate, ...], word)))
+            hit = self._seeds[word] = (pairs, sel._seed_word(kb, pairs, set()))
+        pairs, full = hit
+        if exclude.isdisjoint(full):
+            return full
+        return sel._seed_word(kb, pairs, exclude)
 
     def key(self, text: str) -> str:
         k = self._keys.get(text)
