@@ -162,7 +162,7 @@ class Lexicon:
             phrase_kids += (kid for kid in kids if NON_WORD.search(self.keys[kid]) is not None)
             phrase_ptr.append(len(phrase_kids))
         path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(".tmp.npz")
+        tmp = path.with_suffix(f".{os.getpid()}.tmp.npz")  # one per writer: processes may race
         np.savez(tmp, format=np.asarray([CACHE_FORMAT]), version=np.asarray([self.version]),
                  keys=_pack(self.keys), targets=_pack(self.targets), langs=_pack(langs),
                  lang_start=np.asarray(starts, dtype=np.int64), lang_end=np.asarray(ends, dtype=np.int64),

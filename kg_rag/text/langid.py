@@ -98,7 +98,7 @@ def _model() -> tuple[Any, ...]:
     ptc, pc, classes, nextmove, row, output = _load_model_file(MODEL_DIR / MODEL_FILE)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(".tmp.npz")
+        tmp = path.with_suffix(f".{os.getpid()}.tmp.npz")  # one per writer: processes may race
         np.savez(tmp, ptc=np.asarray(ptc), pc=np.asarray(pc), classes=np.asarray(classes),
                  nextmove=np.frombuffer(nextmove, dtype=f"u{nextmove.itemsize}"),
                  row=np.frombuffer(row, dtype=f"u{row.itemsize}"), output=np.asarray(output))

@@ -301,7 +301,7 @@ def build(store: Store) -> KnowledgeBase:
 
 def _save(kb: KnowledgeBase, path: Path) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(".tmp.npz")
+    tmp = path.with_suffix(f".{os.getpid()}.tmp.npz")  # one per writer: processes may race
     np.savez(tmp, nodes=_pack(kb.nodes), edge_src=kb.edge_src, edge_dst=kb.edge_dst,
              edge_rel=kb.edge_rel, rel_names=_pack(kb.rel_names), vocab=_pack(kb.vocab),
              gloss_ptr=kb.gloss_ptr, gloss_ids=kb.gloss_ids, lemma_keys=_pack(kb.lemma_keys),
