@@ -13,6 +13,7 @@ TITLE = "annotate: index a multilingual corpus (en/he/fr/es) with OEWN + OMW loa
 TARGETS = [
     ("index end to end, chars/s vs raw pyahocorasick scan", "≥ 0.25 of the scan's chars/s"),
     ("index end to end, chars/s vs flashtext end to end", "faster than flashtext"),
+    ("index end to end, chars/s with OEWN + OMW loaded (issue 17)", "≥ 15,000 chars/s"),
 ]
 
 
@@ -92,6 +93,9 @@ def run(ctx: Ctx, sec: Section) -> None:
             max(a / b for a, b in zip(ours_cps, fl_e2e, strict=False)))
     sec.targets.append(Target(TARGETS[1][0], st(ours_cps), st(fl_e2e), fmt_ratio(r_fl),
                               TARGETS[1][1] + " (ratio > 1)", r_fl[0] > 1.0))
+    cps = Stat.of(ours_cps).median
+    sec.targets.append(Target(TARGETS[2][0], st(ours_cps), st(fl_e2e), fmt_ratio(r_fl),
+                              TARGETS[2][1], cps >= 15_000))
     if ours_idx:
         sec.say(f"Work only, ours vs the raw scan: "
                 f"{Stat.of(ours_idx).median / Stat.of(aho_scan).median:.1e}×; "

@@ -16,8 +16,10 @@ default for texts too short to tell.
 from __future__ import annotations
 
 import logging
+import os
 import re
 import threading
+from pathlib import Path
 from typing import Any
 
 from kg_rag.errors import InputError
@@ -64,12 +66,46 @@ def _classifier() -> Any:
     global _identifier
     with _lock:
         if _identifier is None:
-            from py3langid.langid import MODEL_FILE, LanguageIdentifier
+            from py3langid.langid import LanguageIdentifier
 
-            ident = LanguageIdentifier.from_model_file(MODEL_FILE, norm_probs=True)
+            ptc, pc, classes, nextmove, row, output = _model()
+            ident = LanguageIdentifier(ptc, pc, classes, nextmove, output, norm_probs=True, tk_row=row)
             ident.set_languages(list(SUPPORTED))
             _identifier = ident
         return _identifier
+
+
+def _model() -> tuple[Any, ...]:
+    """py3langid's bundled model as ``LanguageIdentifier`` takes it. The model ships LZMA
+    compressed (decompressing it is most of a second, in every new process), so it is kept
+    uncompressed under ``Settings.cache_dir`` (flat arrays, no pickles) after the first use."""
+    from importlib.metadata import version
+
+    import numpy as np
+    from py3langid.langid import MODEL_DIR, MODEL_FILE, _load_model_file
+    from py3langid.modelio import _to_array
+
+    from kg_rag.settings import settings
+
+    path = Path(settings().cache_dir) / f"langid-{version('py3langid')}-{Path(MODEL_FILE).name}.npz"
+    if path.is_file():
+        try:
+            with np.load(path, allow_pickle=False) as z:
+                return (z["ptc"], z["pc"], z["classes"].tolist(), _to_array(z["nextmove"]),
+                        _to_array(z["row"]), z["output"].tolist())
+        except (OSError, ValueError, KeyError) as e:
+            log.warning("ignoring the unreadable language model cache %s (%s)", path, e)
+    ptc, pc, classes, nextmove, row, output = _load_model_file(MODEL_DIR / MODEL_FILE)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(f".{os.getpid()}.tmp.npz")  # one per writer: processes may race
+        np.savez(tmp, ptc=np.asarray(ptc), pc=np.asarray(pc), classes=np.asarray(classes),
+                 nextmove=np.frombuffer(nextmove, dtype=f"u{nextmove.itemsize}"),
+                 row=np.frombuffer(row, dtype=f"u{row.itemsize}"), output=np.asarray(output))
+        os.replace(tmp, path)
+    except OSError as e:
+        log.warning("could not write the language model cache %s: %s", path, e)
+    return np.asarray(ptc), np.asarray(pc), classes, nextmove, row, output
 
 
 def _script_shortcut(text: str) -> tuple[str | None, int]:

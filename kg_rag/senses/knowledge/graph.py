@@ -143,25 +143,29 @@ class KnowledgeBase:
         target (a local subgraph: much faster, and the mass that would leave it is small)."""
         m = self.matrix()
         k = len(seeds)
-        local: np.ndarray | None = None
-        if hops is not None:
-            mask = np.zeros(len(self.nodes), dtype=np.float32)
-            for s in seeds:
-                mask[list(s)] = 1.0
-            mask[list(targets)] = 1.0
-            for _ in range(hops):
-                mask = np.maximum(mask, (m @ mask > 0).astype(np.float32))
-            nodes = np.flatnonzero(mask)
-            m = m[nodes][:, nodes].tocsr()
-            local = np.full(len(self.nodes), -1, dtype=np.int64)
-            local[nodes] = np.arange(len(nodes))
-        n = m.shape[0]
-        v = np.zeros((n, k), dtype=np.float32)
+        # the seed vectors as (row, column, weight) triples, each column normalised to sum 1
+        rows: list[int] = []
+        cols: list[int] = []
+        vals: list[float] = []
         for j, s in enumerate(seeds):
             tot = sum(s.values())
-            for i, w in s.items():
-                if tot > 0:
-                    v[int(local[i]) if local is not None else i, j] += w / tot
+            if tot > 0:
+                rows += s.keys()
+                cols += [j] * len(s)
+                vals += [w / tot for w in s.values()]
+        seed_rows = np.asarray(rows, dtype=np.int64)
+        target_rows = np.asarray(list(targets), dtype=np.int64)
+        local: np.ndarray | None = None
+        if hops is not None:
+            nodes = _within(m, np.concatenate([seed_rows, target_rows]), hops)
+            local = np.full(len(self.nodes), -1, dtype=np.int64)
+            local[nodes] = np.arange(len(nodes))
+            m = m[nodes][:, nodes].tocsr()
+            seed_rows = local[seed_rows]
+            target_rows = local[target_rows]
+        n = m.shape[0]
+        v = np.zeros((n, k), dtype=np.float32)
+        np.add.at(v, (seed_rows, np.asarray(cols, dtype=np.int64)), np.asarray(vals, dtype=np.float32))
         r = v.copy()
         teleport = (1 - damping) * v
         for _ in range(iterations):
@@ -169,10 +173,47 @@ class KnowledgeBase:
             r *= damping
             r += teleport
         out: dict[int, np.ndarray] = {}
-        for t in targets:
-            at = int(local[t]) if local is not None else t
-            out[t] = r[at] if at >= 0 else np.zeros(k, dtype=np.float32)
+        zero = np.zeros(k, dtype=np.float32)
+        for t, at in zip(targets, target_rows.tolist(), strict=True):
+            out[t] = r[at] if at >= 0 else zero
         return out
+
+
+def _gather(m: sp.csr_matrix, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The positions in ``m.indices``/``m.data`` of the entries of ``rows`` (row by row, in
+    order), and the number of entries of each row."""
+    starts = m.indptr[rows].astype(np.int64)
+    counts = m.indptr[rows + 1].astype(np.int64) - starts
+    total = int(counts.sum())
+    if total == 0:
+        return np.zeros(0, dtype=np.int64), counts
+    # position k of row r's entries: starts[r] + k, as one vector
+    offsets = np.repeat(starts - np.concatenate([[0], np.cumsum(counts)[:-1]]), counts)
+    return offsets + np.arange(total, dtype=np.int64), counts
+
+
+def _within(m: sp.csr_matrix, start: np.ndarray, hops: int) -> np.ndarray:
+    """The nodes within ``hops`` edges of ``start``, sorted (``m``'s pattern is symmetric: a
+    row's entries are the node's neighbours). A hop from a few nodes gathers their rows; a hop
+    from many multiplies the whole graph with the indicator vector (cheaper beyond ~1/32 of the
+    entries). Either way only what is new is added, so the set is the same."""
+    seen = np.zeros(m.shape[0], dtype=bool)
+    seen[start] = True
+    frontier = np.flatnonzero(seen)
+    for _ in range(hops):
+        if not len(frontier):
+            break
+        degree = int((m.indptr[frontier + 1] - m.indptr[frontier]).sum())
+        if 32 * degree < m.nnz:
+            at, _ = _gather(m, frontier)
+            nb = m.indices[at]
+            new = np.unique(nb[~seen[nb]])
+        else:
+            reach = m @ seen.astype(np.float32) > 0
+            new = np.flatnonzero(reach & ~seen)
+        seen[new] = True
+        frontier = new
+    return np.flatnonzero(seen)
 
 
 # --- building and caching -------------------------------------------------------------------
@@ -260,7 +301,7 @@ def build(store: Store) -> KnowledgeBase:
 
 def _save(kb: KnowledgeBase, path: Path) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(".tmp.npz")
+    tmp = path.with_suffix(f".{os.getpid()}.tmp.npz")  # one per writer: processes may race
     np.savez(tmp, nodes=_pack(kb.nodes), edge_src=kb.edge_src, edge_dst=kb.edge_dst,
              edge_rel=kb.edge_rel, rel_names=_pack(kb.rel_names), vocab=_pack(kb.vocab),
              gloss_ptr=kb.gloss_ptr, gloss_ids=kb.gloss_ids, lemma_keys=_pack(kb.lemma_keys),

@@ -50,19 +50,31 @@ def english_frequencies(kb: KnowledgeBase, config: PriorConfig) -> np.ndarray:
         return hit
     corpus = informed(kb, config)
     f = np.zeros(len(kb.nodes), dtype=np.float64)
-    for k, key in enumerate(kb.lemma_keys):
-        if not key.startswith("en:"):
-            continue
-        a, b = kb.lemma_ptr[k], kb.lemma_ptr[k + 1]
-        best: dict[int, int] = {}  # a concept listed twice under one lemma counts once
-        for n, r in zip(kb.lemma_nodes[a:b].tolist(), kb.lemma_ranks[a:b].tolist(), strict=True):
-            best[n] = min(best.get(n, r), max(r, 1))
-        where = np.asarray(list(best), dtype=np.int64)
-        if not corpus:
-            f[where] = 1.0
-            continue
-        share = (kb.count(key[3:]) + 1) * np.asarray(list(best.values()), dtype=np.float64) ** -config.xl_rank
-        np.add.at(f, where, share)
+    english = [k for k, key in enumerate(kb.lemma_keys) if key.startswith("en:")]
+    if not english:
+        kb.cache[cache_key] = f
+        return f
+    ptr = kb.lemma_ptr
+    starts, ends = ptr[english].astype(np.int64), ptr[np.asarray(english) + 1].astype(np.int64)
+    sizes = ends - starts
+    rows = np.repeat(np.arange(len(english)), sizes)   # English lemma number of each entry
+    at = np.concatenate([np.arange(a, b) for a, b in zip(starts.tolist(), ends.tolist(), strict=True)]) \
+        if len(english) else np.zeros(0, dtype=np.int64)
+    nodes = kb.lemma_nodes[at].astype(np.int64)
+    ranks = np.maximum(kb.lemma_ranks[at].astype(np.int64), 1)
+    # a concept listed twice under one lemma counts once, with its best rank; the shares are
+    # then added lemma by lemma, as a loop over the lemmas would add them
+    order = np.lexsort((ranks, nodes, rows))
+    rows, nodes, ranks = rows[order], nodes[order], ranks[order]
+    first = np.ones(len(rows), dtype=bool)
+    first[1:] = (rows[1:] != rows[:-1]) | (nodes[1:] != nodes[:-1])
+    rows, nodes, ranks = rows[first], nodes[first], ranks[first]
+    if not corpus:
+        f[nodes] = 1.0
+    else:
+        counts = np.asarray([kb.count(kb.lemma_keys[k][3:]) + 1 for k in english], dtype=np.float64)
+        share = counts[rows] * ranks.astype(np.float64) ** -config.xl_rank
+        np.add.at(f, nodes, share)
     kb.cache[cache_key] = f
     return f
 

@@ -39,6 +39,7 @@ from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
+from typing import TypeGuard, cast
 
 import numpy as np
 
@@ -185,8 +186,9 @@ class KnowledgeSelector:
         """The raw signals of every request (PPR batched over all of them)."""
         kb, cfg = self.kb, self.config
         prepared: list[_Prepared | None] = []
+        memo = _BatchMemo()
         for req in requests:
-            prepared.append(self._prepare(kb, req) if req.mention.candidates else None)
+            prepared.append(self._prepare(kb, req, memo) if req.mention.candidates else None)
         rich = informed(kb, cfg.prior)
         live = [p for p in prepared if p is not None and p.seeds
                 and cfg.weights_of(_regime(p.request.mention.candidates, rich)).ppr]
@@ -240,11 +242,12 @@ class KnowledgeSelector:
         tot = sum(word.values())
         return {n: w / tot for n, w in word.items()} if tot > 0 else {}
 
-    def _prepare(self, kb: KnowledgeBase, req: SelectionRequest) -> _Prepared:
+    def _prepare(self, kb: KnowledgeBase, req: SelectionRequest, memo: _BatchMemo | None = None) -> _Prepared:
+        memo = memo if memo is not None else _BatchMemo()
         mention = req.mention
         nodes = [kb.index.get(c.concept) for c in mention.candidates]
         exclude = {n for n in nodes if n is not None}
-        own_keys = {match_key(mention.text)} | {match_key(c.lemma) for c in mention.candidates if c.lemma}
+        own_keys = {memo.key(mention.text)} | {memo.key(c.lemma) for c in mention.candidates if c.lemma}
         lang = req.context_lang or mention.lang
         seeds: dict[int, float] = {}
         context: dict[str, float] = {}
@@ -255,30 +258,24 @@ class KnowledgeSelector:
             for n, w in word.items():
                 seeds[n] = seeds.get(n, 0.0) + w
                 if bridge:  # context words in another language count through their concepts' English lemmas
-                    for key in kb.lemmas_of(n):
-                        if key.startswith("en:"):
-                            for ew in _english_words(key[3:]):
-                                context[ew] = max(context.get(ew, 0.0), self.config.bridge * w)
+                    for ew in memo.english_words(kb, n):
+                        context[ew] = max(context.get(ew, 0.0), self.config.bridge * w)
 
         for other in req.others:
-            key = match_key(other.text)
+            key = memo.key(other.text)
             if key in own_keys or not other.candidates:
                 continue
             covered.add(key)
-            covered.update(match_key(c.lemma) for c in other.candidates if c.lemma)
-            pairs = [(kb.index[c.concept], r) for c, r in zip(other.candidates, _ranks(other.candidates), strict=True)
-                     if c.concept in kb.index]
-            add_word(self._seed_word(kb, pairs, exclude))
-        context_words = words(req.context, lang)
+            covered.update(memo.lemma_keys(other.candidates))
+            add_word(memo.seed_word(self, kb, other.candidates, exclude))
+        context_words = memo.words(req.context, lang)
         for w in context_words:
             context[w] = 1.0
         for w in dict.fromkeys(context_words):  # the context's words seed PPR through their concepts
             if w in covered:
                 continue
             covered.add(w)
-            pairs = kb.concepts_of(lang, w)
-            if pairs:
-                add_word(self._seed_word(kb, pairs, exclude))
+            add_word(memo.seed_word(self, kb, (lang, w), exclude))
         for k in own_keys:
             context.pop(k, None)
         return _Prepared(req, nodes, seeds, context)
@@ -294,9 +291,12 @@ class KnowledgeSelector:
         sig: dict[str, float] = {}
         node = p.nodes[ev_index]
         if node is not None and w > 0:
-            for nb in set(kb.neighbours(node)[: self.config.neighbour_limit].tolist()):
-                for wid in kb.gloss(nb).tolist():
-                    sig[kb.vocab[wid]] = w
+            nbs = kb.neighbours(node)[: self.config.neighbour_limit]
+            if len(nbs):
+                vocab = kb.vocab
+                ptr = kb.gloss_ptr
+                ids = np.concatenate([kb.gloss_ids[ptr[nb] : ptr[nb + 1]] for nb in nbs.tolist()])
+                sig = dict.fromkeys([vocab[wid] for wid in np.unique(ids).tolist()], w)
         if ev is not None:
             for t in ev.definitions + ev.examples + ev.labels + ev.translations + ev.usage:
                 for x in words(t.text, t.lang or "en"):
@@ -322,6 +322,75 @@ class KnowledgeSelector:
                     j = kb.word_index.get(wd)
                     total += cw * sw * (float(idf[j]) if j is not None and idf is not None else unseen)
             out.append(total)
+        return out
+
+
+def _is_lemma(word: tuple[Candidate, ...] | tuple[str, str]) -> TypeGuard[tuple[str, str]]:
+    return len(word) == 2 and isinstance(word[0], str)
+
+
+class _BatchMemo:
+    """What one :meth:`KnowledgeSelector.components` call computes once for all its requests:
+    the mentions of a text are each other's ``others``, so their match keys, seed pairs and the
+    context's gloss words recur in every request of the batch."""
+
+    __slots__ = ("_keys", "_lemma_keys", "_pairs", "_seeds", "_words", "_english")
+
+    def __init__(self) -> None:
+        self._keys: dict[str, str] = {}
+        self._lemma_keys: dict[tuple[Candidate, ...], tuple[str, ...]] = {}
+        self._pairs: dict[tuple[Candidate, ...], list[tuple[int, int]]] = {}
+        self._seeds: dict[object, tuple[list[tuple[int, int]], dict[int, float]]] = {}
+        self._words: dict[tuple[str, str], list[str]] = {}
+        self._english: dict[int, tuple[str, ...]] = {}
+
+    def seed_word(self, sel: KnowledgeSelector, kb: KnowledgeBase,
+                  word: tuple[Candidate, ...] | tuple[str, str], exclude: set[int]) -> dict[int, float]:
+        """:meth:`KnowledgeSelector._seed_word` of a context word — an other mention (its
+        candidates) or a (language, lemma) of the context — computed once per batch unless one of
+        its concepts is a candidate of the request (``exclude``)."""
+        hit = self._seeds.get(word)
+        if hit is None:
+            pairs = (kb.concepts_of(word[0], word[1]) if _is_lemma(word)
+                     else self.pairs(kb, cast(tuple[Candidate, ...], word)))
+            hit = self._seeds[word] = (pairs, sel._seed_word(kb, pairs, set()))
+        pairs, full = hit
+        if exclude.isdisjoint(full):
+            return full
+        return sel._seed_word(kb, pairs, exclude)
+
+    def key(self, text: str) -> str:
+        k = self._keys.get(text)
+        if k is None:
+            k = self._keys[text] = match_key(text)
+        return k
+
+    def lemma_keys(self, cands: tuple[Candidate, ...]) -> tuple[str, ...]:
+        out = self._lemma_keys.get(cands)
+        if out is None:
+            out = self._lemma_keys[cands] = tuple(self.key(c.lemma) for c in cands if c.lemma)
+        return out
+
+    def pairs(self, kb: KnowledgeBase, cands: tuple[Candidate, ...]) -> list[tuple[int, int]]:
+        """(node, rank) of the candidates that are graph nodes."""
+        out = self._pairs.get(cands)
+        if out is None:
+            out = self._pairs[cands] = [(kb.index[c.concept], r) for c, r in
+                                        zip(cands, _ranks(cands), strict=True) if c.concept in kb.index]
+        return out
+
+    def words(self, text: str, lang: str) -> list[str]:
+        out = self._words.get((text, lang))
+        if out is None:
+            out = self._words[(text, lang)] = words(text, lang)
+        return out
+
+    def english_words(self, kb: KnowledgeBase, node: int) -> tuple[str, ...]:
+        """The gloss words of the English lemmas of ``node`` (in order, repeats kept)."""
+        out = self._english.get(node)
+        if out is None:
+            out = self._english[node] = tuple(ew for key in kb.lemmas_of(node) if key.startswith("en:")
+                                              for ew in _english_words(key[3:]))
         return out
 
 

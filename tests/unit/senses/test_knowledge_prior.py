@@ -11,8 +11,13 @@ from kg_rag.derived import Derived
 from kg_rag.model import Candidate, Mention, SelectionRequest
 from kg_rag.pipeline.evidence import fetch_evidence
 from kg_rag.senses.knowledge.config import KnowledgeSelectorConfig, PriorConfig
-from kg_rag.senses.knowledge.graph import knowledge_base
-from kg_rag.senses.knowledge.prior import english_frequencies, english_frequency, english_prior
+from kg_rag.senses.knowledge.graph import KnowledgeBase, knowledge_base
+from kg_rag.senses.knowledge.prior import (
+    english_frequencies,
+    english_frequency,
+    english_prior,
+    informed,
+)
 from kg_rag.senses.knowledge.selector import KnowledgeSelector
 from kg_rag.store import EmbeddedStore
 from tests.support.senses_fixture import ILI, bd_candidates, fruit_candidates, load_fixture
@@ -135,3 +140,31 @@ def test_a_thesaurus_beside_wordnet_keeps_its_own_regime(store: EmbeddedStore) -
     assert ct.en_prior is not None and ct.en_prior[0] == ct.en_prior[1]   # flat
     chosen = sel.decide(wordnet, cw).chosen
     assert chosen is not None and chosen.concept == ILI + "i8"
+
+
+def _frequencies_by_loop(kb: KnowledgeBase, config: PriorConfig) -> list[float]:
+    """The estimate written as a loop over the English lemmas (the vectorised one must equal it)."""
+    corpus = informed(kb, config)
+    f = [0.0] * len(kb.nodes)
+    for k, key in enumerate(kb.lemma_keys):
+        if not key.startswith("en:"):
+            continue
+        a, b = kb.lemma_ptr[k], kb.lemma_ptr[k + 1]
+        best: dict[int, int] = {}
+        for n, r in zip(kb.lemma_nodes[a:b].tolist(), kb.lemma_ranks[a:b].tolist(), strict=True):
+            best[n] = min(best.get(n, max(r, 1)), max(r, 1))
+        for n, r in best.items():
+            if corpus:
+                f[n] += (kb.count(key[3:]) + 1) * float(r) ** -config.xl_rank
+            else:
+                f[n] = 1.0
+    return f
+
+
+@pytest.mark.parametrize("config", [CORPUS, SMALL], ids=["corpus", "small"])
+def test_vectorised_frequencies_equal_the_loop(store: EmbeddedStore, config: PriorConfig) -> None:
+    kb = knowledge_base(store, disk_cache=False)
+    kb.cache.clear()
+    got = english_frequencies(kb, config).tolist()
+    assert got == _frequencies_by_loop(kb, config)
+    assert any(v > 0 for v in got)

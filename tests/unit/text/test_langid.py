@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from kg_rag.errors import InputError
@@ -72,3 +74,30 @@ def test_check_language() -> None:
     assert "he" in str(e.value) and "\n" not in str(e.value)
     with pytest.raises(InputError):
         check_language("")
+
+
+def test_the_uncompressed_model_cache_gives_the_bundled_model(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The model read back from the cache (written on first use) is the bundled one, array for
+    array, and classifies alike."""
+    import numpy as np
+    from py3langid.langid import MODEL_DIR, MODEL_FILE, LanguageIdentifier, _load_model_file
+
+    from kg_rag.settings import settings
+    from kg_rag.text import langid
+
+    monkeypatch.setenv("KG_RAG_CACHE_DIR", str(tmp_path))
+    settings.cache_clear()
+    try:
+        written = langid._model()                     # decompresses the bundled model, writes the cache
+        assert list(tmp_path.glob("langid-*.npz"))
+        read = langid._model()                        # from the cache
+    finally:
+        settings.cache_clear()
+    bundled = _load_model_file(MODEL_DIR / MODEL_FILE)
+    for a, b, c in zip(bundled, written, read, strict=True):
+        assert np.array_equal(np.asarray(a), np.asarray(c)) and np.array_equal(np.asarray(b), np.asarray(c))
+    ptc, pc, classes, nextmove, row, output = read
+    ident = LanguageIdentifier(ptc, pc, classes, nextmove, output, norm_probs=True, tk_row=row)
+    ident.set_languages(list(langid.SUPPORTED))
+    assert ident.classify("Les fruits alourdissaient les branches des arbres")[0] == "fr"
+    assert ident.classify("The bank raised its interest rate again today")[0] == "en"

@@ -1,0 +1,101 @@
+"""Batching in the knowledge selector changes nothing but the time it takes.
+
+On the bundled demo (a real store: thesaurus + dictionary, documents and questions annotated by
+the real annotator): every ambiguous mention of a text decided in ONE ``select`` gets the scores
+it gets alone; the per-batch memo of ``_prepare`` gives each request the seeds and context it
+gets without one; the vectorised PPR equals a dense power iteration.
+
+(On WordNet the two paths can differ slightly: a batch's PPR runs on the union of its requests'
+2-hop neighbourhoods — ``KnowledgeSelectorConfig.ppr_batch`` — which on the demo's small graph is
+the same subgraph as each request's own. bench/ANALYSIS.md measures the WordNet case.)"""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from kg_rag.api import KnowledgeGraph
+from kg_rag.model import SelectionRequest
+from kg_rag.pipeline.evidence import fetch_evidence
+from kg_rag.resources import resource_path
+from kg_rag.senses.knowledge.selector import KnowledgeSelector, _BatchMemo
+from kg_rag.store import EmbeddedStore
+
+DEMO = resource_path("demo")
+
+
+@pytest.fixture(scope="module")
+def demo() -> tuple[KnowledgeGraph, list[list[SelectionRequest]]]:
+    kg = KnowledgeGraph(EmbeddedStore(":memory:"))
+    kg.load([DEMO / "thesaurus.ttl", DEMO / "dictionary.ttl"])
+    texts = [(d["text"], d.get("lang") or "he") for d in map(json.loads, (
+        DEMO / "documents" / "corpus.jsonl").read_text(encoding="utf-8").splitlines()) if d.get("lang")]
+    texts += [(q["text"], q.get("lang", "he")) for q in map(json.loads, (
+        DEMO / "questions.jsonl").read_text(encoding="utf-8").splitlines())]
+    batches = []
+    for text, lang in texts:
+        mentions = kg.annotator.annotate(text, lang)
+        reqs = [SelectionRequest(m, text, lang, fetch_evidence(kg.store, m.candidates),
+                                 tuple(o for o in mentions if o is not m))
+                for m in mentions if m.ambiguous]
+        if reqs:
+            batches.append(reqs)
+    assert sum(len(b) for b in batches) >= 30
+    return kg, batches
+
+
+def test_a_batch_decides_each_mention_as_it_is_decided_alone(
+        demo: tuple[KnowledgeGraph, list[list[SelectionRequest]]]) -> None:
+    kg, batches = demo
+    sel = KnowledgeSelector(kg.store)
+    several = 0
+    for reqs in batches:
+        together = sel.select(reqs)
+        for req, sel_b in zip(reqs, together, strict=True):
+            [alone] = sel.select([req])
+            assert alone.chosen == sel_b.chosen
+            assert dict(alone.scores) == pytest.approx(dict(sel_b.scores), abs=1e-6)
+            assert alone.confidence == pytest.approx(sel_b.confidence, abs=1e-6)
+        several += len(reqs) > 1
+    assert several >= 5
+
+
+def test_the_batch_memo_gives_each_request_its_own_seeds_and_context(
+        demo: tuple[KnowledgeGraph, list[list[SelectionRequest]]]) -> None:
+    kg, batches = demo
+    sel = KnowledgeSelector(kg.store)
+    kb = sel.kb
+    for reqs in batches:
+        memo = _BatchMemo()
+        for req in reqs:
+            shared = sel._prepare(kb, req, memo)
+            own = sel._prepare(kb, req)
+            assert shared.seeds == own.seeds and shared.context == own.context
+            assert shared.nodes == own.nodes
+
+
+def test_ppr_equals_a_dense_power_iteration(
+        demo: tuple[KnowledgeGraph, list[list[SelectionRequest]]]) -> None:
+    kg, batches = demo
+    sel = KnowledgeSelector(kg.store)
+    kb = sel.kb
+    prepared = [sel._prepare(kb, r) for reqs in batches for r in reqs]
+    seeds = [p.seeds for p in prepared if p.seeds]
+    targets = sorted({n for p in prepared for n in p.nodes if n is not None})
+    got = kb.ppr(seeds, damping=0.85, iterations=20, targets=targets, hops=None)
+    m = kb.matrix().toarray().astype(np.float64)
+    v = np.zeros((m.shape[0], len(seeds)))
+    for j, s in enumerate(seeds):
+        for i, w in s.items():
+            v[i, j] = w / sum(s.values())
+    r = v.copy()
+    for _ in range(20):
+        r = 0.85 * (m @ r) + 0.15 * v
+    for t in targets:
+        assert got[t] == pytest.approx(r[t], abs=1e-6)
+    # the 2-hop subgraph of the demo is all of it that the walk can reach
+    local = kb.ppr(seeds, damping=0.85, iterations=20, targets=targets, hops=2)
+    for t in targets:
+        assert local[t] == pytest.approx(got[t], abs=1e-6)
