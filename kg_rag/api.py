@@ -20,6 +20,7 @@ from pyoxigraph import NamedNode, Quad
 
 from kg_rag.align.model import AlignmentLink, AlignmentReport
 from kg_rag.annotate import Annotator
+from kg_rag.annotate.schemes import SchemeFilter
 from kg_rag.derived import Derived
 from kg_rag.documents import SourceDocument, read_documents
 from kg_rag.errors import InputError, NotFoundError
@@ -237,7 +238,17 @@ class KnowledgeGraph:
                  "title": r["title"].value if "title" in r else ""} for r in rows]
 
     # --- questions --------------------------------------------------------------------------
-    def _question(self, question: str, lang: str | None) -> tuple[str, LanguageGuess, list[Mention]]:
+    def scheme_filter(self, scheme: str | None) -> SchemeFilter | None:
+        """The ``scheme=`` filter of :meth:`annotate` and :meth:`ask`: a concept scheme IRI or a
+        loaded source (graph IRI or name); None keeps every scheme. InputError when unknown."""
+        if scheme is None:
+            return None
+        from kg_rag.annotate.schemes import resolve_scheme
+
+        return resolve_scheme(self.store, scheme)
+
+    def _question(self, question: str, lang: str | None,
+                  scheme: SchemeFilter | None = None) -> tuple[str, LanguageGuess, list[Mention]]:
         """The question cleaned (NFC, no bidi controls), its language and its mentions."""
         from kg_rag.pipeline.language import question_language
         from kg_rag.text.langid import check_language
@@ -249,13 +260,25 @@ class KnowledgeGraph:
         q = nfc(strip_bidi(question)).strip()
         if len(q) > MAX_QUESTION_CHARS:
             raise InputError(f"the question is longer than {MAX_QUESTION_CHARS} characters")
-        guess, mentions = question_language(q, lang, self.store, self.annotator.annotate)
+        annotator = self.annotator
+        if scheme is None:
+            annotate: Callable[[str, str], Sequence[Mention]] = annotator.annotate
+        else:
+            from kg_rag.annotate import LexiconAnnotator
+
+            if not isinstance(annotator, LexiconAnnotator):
+                raise InputError("this annotator cannot filter by scheme")
+            lexicon_annotator = annotator
+
+            def annotate(text: str, code: str) -> Sequence[Mention]:
+                return lexicon_annotator.annotate(text, code, scheme=scheme)
+        guess, mentions = question_language(q, lang, self.store, annotate)
         return q, guess, mentions
 
-    def language(self, text: str, lang: str | None = None) -> LanguageGuess:
+    def language(self, text: str, lang: str | None = None, scheme: str | None = None) -> LanguageGuess:
         """The language :meth:`ask` and :meth:`annotate` take ``text`` to be in, and why
-        (``lang``: a code, or None/"auto" to detect it)."""
-        return self._question(text, lang)[1]
+        (``lang``: a code, or None/"auto" to detect it; ``scheme`` as they take it)."""
+        return self._question(text, lang, self.scheme_filter(scheme))[1]
 
     def _analyse(self, q: str, lang: str, mentions: list[Mention], wsd: WsdMode, write: bool,
                  require_concept: bool = False, focus: tuple[int, int] | None = None,
@@ -280,11 +303,12 @@ class KnowledgeGraph:
 
     def annotate(self, text: str, lang: str | None = None,
                  wsd: WsdMode | str | None = None,
-                 record_question: bool = True) -> list[MentionReport]:
+                 record_question: bool = True, scheme: str | None = None) -> list[MentionReport]:
         """Mentions of ``text`` with candidates and chosen senses (decisions are recorded unless
-        ``record_question`` is false)."""
+        ``record_question`` is false); ``scheme``: only candidates of that concept scheme or
+        loaded source (IRI or name, :meth:`scheme_filter`)."""
         mode = self.mode(wsd)
-        q, guess, mentions = self._question(text, lang)
+        q, guess, mentions = self._question(text, lang, self.scheme_filter(scheme))
         write = record_question and mode is not WsdMode.NONE
         iri, decided, _ = self._analyse(q, guess.lang, mentions, mode, write=write)
         return [_report(d, iri if write and decided else None) for d in decided]
@@ -292,7 +316,8 @@ class KnowledgeGraph:
     def ask(self, question: str, lang: str | None = None, k: int = 10,
             wsd: WsdMode | str | None = None,
             focus: tuple[int, int] | str | None = None, expansion: dict[str, float] | None = None,
-            exclude_ids: Iterable[str] = (), record_question: bool = True) -> Answer:
+            exclude_ids: Iterable[str] = (), record_question: bool = True,
+            scheme: str | None = None) -> Answer:
         """Annotate the question, decide its senses, rank documents by the chosen concepts.
 
         A question none of whose words the store knows is no error: its answer has no results
@@ -303,13 +328,15 @@ class KnowledgeGraph:
         question, or the word or phrase itself (``"הגבר"``, ``"made up"``; ``"bank#2"`` for its
         second occurrence; matched ignoring case, whole words first, then inside words, as in
         a Hebrew word with prefix letters). ``record_question``: write the question and its
-        decisions (for ``explain``), else nothing.
+        decisions (for ``explain``), else nothing. ``scheme``: only the readings of that
+        concept scheme or loaded source (IRI or name), and only documents through its concepts.
         """
         t0 = time.perf_counter()
         if not isinstance(k, int) or k < 1 or k > 1000:
             raise InputError("k must be an integer between 1 and 1000")
         mode = self.mode(wsd)
-        q, guess, mentions = self._question(question, lang)
+        schemes = self.scheme_filter(scheme)
+        q, guess, mentions = self._question(question, lang, schemes)
         code = guess.lang
         if isinstance(focus, str):
             focus = focus_span(q, focus)
@@ -331,6 +358,13 @@ class KnowledgeGraph:
         concepts = question_concepts([mention_reading(d.mention, d.selection, d.decision.value if d.decision else None,
                                                       mode is WsdMode.NONE) for d in decided], focus)
         expanded = expand(self.store, concepts, cfg)
+        if schemes is not None:  # expansion stays inside the scheme too
+            from kg_rag.annotate import LexiconAnnotator
+
+            annotator = self.annotator
+            assert isinstance(annotator, LexiconAnnotator)  # _question checked it
+            kept = schemes.concepts(annotator.schemes, [c.iri for c in expanded])
+            expanded = [c for c in expanded if c.iri in kept]
         results = rank(self.store, expanded, k, code, cfg, exclude_ids=frozenset(exclude_ids))
         t2 = time.perf_counter()
         return Answer(

@@ -29,6 +29,9 @@ class Candidate:
     ili: str | None = None        # Interlingual Index id, e.g. i35545
     pos: str | None = None        # lexinfo local name: noun, verb, adjective, adverb, ...
     matched_by: str = "label"     # how the text reached it: label, lemma, prefix:ה, mwe, ...
+    scheme: str | None = None     # its skos:inScheme, else the IRI of the source graph holding it
+    source: str | None = None     # IRI of the source graph holding it (the sense's, for a sense)
+    source_name: str = ""         # that source's name as `kg-rag sources` lists it, without suffix
 
     @property
     def id(self) -> str:
@@ -44,6 +47,9 @@ class Mention:
     lang: str
     candidates: tuple[Candidate, ...]
     fixed_phrase: bool = False    # a multiword expression matched as a whole
+    #: concepts of different schemes that are one meaning (skos:exactMatch/closeMatch between
+    #: them, DATA-MODEL.md "Several schemes"), each group of two or more; () when none
+    same_meaning: tuple[tuple[str, ...], ...] = ()
 
     @property
     def concepts(self) -> tuple[str, ...]:
@@ -53,8 +59,14 @@ class Mention:
         return tuple(seen)
 
     @property
+    def readings(self) -> int:
+        """How many meanings the candidates have: concepts, with each same-meaning group one."""
+        grouped = {c for g in self.same_meaning for c in g}
+        return len(self.same_meaning) + sum(1 for c in self.concepts if c not in grouped)
+
+    @property
     def ambiguous(self) -> bool:
-        return len(self.concepts) > 1
+        return self.readings > 1
 
 
 @dataclass(frozen=True, slots=True)

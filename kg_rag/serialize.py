@@ -10,7 +10,8 @@ from kg_rag.model import Answer, Candidate, Contribution, LanguageGuess, Mention
 def candidate_dict(c: Candidate, scores: dict[str, float] | None = None) -> dict[str, Any]:
     d: dict[str, Any] = {"id": c.id, "concept": c.concept, "sense": c.sense, "lemma": c.lemma,
                          "lang": c.lang, "rank": c.rank, "sense_key": c.sense_key, "ili": c.ili,
-                         "pos": c.pos, "matched_by": c.matched_by}
+                         "pos": c.pos, "matched_by": c.matched_by, "scheme": c.scheme,
+                         "source": c.source, "source_name": c.source_name}
     if scores is not None:
         d["score"] = round(scores.get(c.id, 0.0), 6)
     return d
@@ -23,6 +24,7 @@ def mention_dict(r: MentionReport) -> dict[str, Any]:
     out: dict[str, Any] = {
         "text": m.text, "start": m.start, "end": m.end, "lang": m.lang, "ambiguous": m.ambiguous,
         "candidates": [candidate_dict(c, scores) for c in m.candidates],
+        "same_meaning": [list(g) for g in m.same_meaning],
         "decision": r.decision, "reused": r.reused,
     }
     if sel is not None:

@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 
 from kg_rag.annotate.candidates import Reading, check_pos, lemma_readings, readings_of, sort_key
 from kg_rag.annotate.lexicon import Lexicon
+from kg_rag.annotate.schemes import SchemeFilter, Schemes
 from kg_rag.errors import InputError
 from kg_rag.model import Candidate, Mention
 from kg_rag.store import Store
@@ -77,7 +78,9 @@ class LexiconAnnotator:
         self._lexicon = lexicon
         self._words: dict[tuple[str, str], _WordInfo] = {}
         self._readings: dict[tuple[str, str], tuple[Reading, ...]] = {}
-        self._cands: dict[tuple[str, str | None, tuple[tuple[int, str], ...]], tuple[Candidate, ...]] = {}
+        self._cands: dict[tuple[str, str | None, tuple[tuple[int, str], ...]],
+                          tuple[tuple[Candidate, ...], tuple[tuple[str, ...], ...]]] = {}
+        self.schemes = Schemes(store)
 
     @property
     def lexicon(self) -> Lexicon:
@@ -86,9 +89,11 @@ class LexiconAnnotator:
         return self._lexicon
 
     # --- public ---------------------------------------------------------------------------
-    def annotate(self, text: str, lang: str, pos: str | None = None) -> list[Mention]:
+    def annotate(self, text: str, lang: str, pos: str | None = None,
+                 scheme: SchemeFilter | None = None) -> list[Mention]:
         """Every mention in ``text`` (offsets into ``nfc(text)``), sorted by start, longest
-        first. ``pos`` keeps only candidates of that part of speech (or of none)."""
+        first. ``pos`` keeps only candidates of that part of speech (or of none); ``scheme``
+        only those of one concept scheme or source (a mention left with none is dropped)."""
         code = check_language(lang)
         pos_name = check_pos(pos)
         if not isinstance(text, str):
@@ -108,17 +113,26 @@ class LexiconAnnotator:
             readings = self._resolve(todo, code)
             if len(self._cands) >= _CACHE_LIMIT:
                 self._cands.clear()
-            for sp, k in keyed:
-                if k not in self._cands:
-                    self._cands[k] = self._candidates(sp, code, pos_name, readings)
+            raw = {k: self._candidates(sp, code, pos_name, readings) for sp, k in keyed
+                   if k not in self._cands}
+            # where each candidate comes from: one query for all of them (cached per IRI)
+            self.schemes.origins([i for cs in raw.values() for c in cs
+                                  for i in (c.concept, c.sense) if i])
+            for k, cs in raw.items():
+                tagged = self.schemes.tag(cs)
+                self._cands[k] = (tagged, self.schemes.same_meaning(tagged) if len(cs) > 1 else ())
         mentions = []
         for sp, k in keyed:
-            final = self._cands[k]
+            final, groups = self._cands[k]
             if not final:
                 continue
             s, e = n.orig_start(sp.start), n.orig_end(sp.end)
-            mentions.append(Mention(start=s, end=e, text=text[s:e], lang=code,
-                                    candidates=final, fixed_phrase=sp.fixed))
+            m: Mention | None = Mention(start=s, end=e, text=text[s:e], lang=code, candidates=final,
+                                        fixed_phrase=sp.fixed, same_meaning=groups)
+            if scheme is not None and m is not None:
+                m = scheme.mention(m)
+            if m is not None:
+                mentions.append(m)
         mentions.sort(key=lambda m: (m.start, -m.end))
         return mentions
 

@@ -35,6 +35,9 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("--focus", type=str, metavar="WORD|START:END",
                    help="the word or phrase the question is about ('bank#2': its second "
                         "occurrence), or its START:END character offsets")
+    p.add_argument("--scheme", metavar="SCHEME",
+                   help="only readings of this concept scheme (its IRI) or loaded source (its "
+                        "name or graph IRI, as `kg-rag sources` lists them)")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_ask)
 
@@ -42,6 +45,9 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("text", help="the text ('-': read it from standard input)")
     p.add_argument("--lang", default="auto")
     p.add_argument("--wsd", type=wsd_arg, help=WSD_HELP)
+    p.add_argument("--scheme", metavar="SCHEME",
+                   help="only readings of this concept scheme (its IRI) or loaded source (its "
+                        "name or graph IRI, as `kg-rag sources` lists them)")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_annotate)
 
@@ -58,7 +64,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 def cmd_ask(args: argparse.Namespace) -> int:
     with KnowledgeGraph(store_from_args(args)) as kg:
         focus = _focus(args.focus) if args.focus else None
-        answer = kg.ask(text_arg(args.question, "question"), lang=args.lang, k=args.k, wsd=args.wsd, focus=focus)
+        answer = kg.ask(text_arg(args.question, "question"), lang=args.lang, k=args.k, wsd=args.wsd, focus=focus,
+                        scheme=args.scheme)
         if args.json:
             print_json(answer_dict(answer))
         else:
@@ -69,8 +76,8 @@ def cmd_ask(args: argparse.Namespace) -> int:
 def cmd_annotate(args: argparse.Namespace) -> int:
     with KnowledgeGraph(store_from_args(args)) as kg:
         text = text_arg(args.text, "text")
-        reports = kg.annotate(text, lang=args.lang, wsd=args.wsd)
-        guess = kg.language(text, lang=args.lang)
+        reports = kg.annotate(text, lang=args.lang, wsd=args.wsd, scheme=args.scheme)
+        guess = kg.language(text, lang=args.lang, scheme=args.scheme)
         if args.json:
             print_json({"text": text, "lang": guess.lang, "language": language_dict(guess),
                         "mentions": [mention_dict(r) for r in reports]})

@@ -22,6 +22,7 @@ from dataclasses import replace
 
 from kg_rag.derived import Derived, Slot
 from kg_rag.errors import InputError
+from kg_rag.annotate.schemes import merge_groups
 from kg_rag.model import LanguageGuess, Mention
 from kg_rag.store import Store
 from kg_rag.text.langid import (
@@ -110,7 +111,9 @@ def united(per_language: Sequence[Sequence[Mention]]) -> list[Mention]:
             extra = tuple(c for c in m.candidates if c.id not in ids)
             if extra:
                 spans[(m.start, m.end)] = replace(old, candidates=old.candidates + extra,
-                                                  fixed_phrase=old.fixed_phrase or m.fixed_phrase)
+                                                  fixed_phrase=old.fixed_phrase or m.fixed_phrase,
+                                                  same_meaning=merge_groups(old.same_meaning,
+                                                                            m.same_meaning))
     return sorted(spans.values(), key=lambda m: (m.start, -(m.end - m.start)))
 
 
