@@ -40,12 +40,16 @@ _IRI = {"type": "string", "pattern": "^(https?://|urn:)[^\\s<>\"{}|^`\\\\]+$"}
 _I = {"type": "integer"}
 _N = {"type": "number"}
 _B = {"type": "boolean"}
+_SCHEME = {"type": "string", "nullable": True,
+           "description": "only readings of this concept scheme (IRI) or loaded source (name or "
+                          "graph IRI, as `kg-rag sources` lists them)"}
 
 SCHEMAS: dict[str, Any] = {
     "Problem": _obj({"type": _S, "title": _S, "status": _I, "detail": _S}, ("title", "status")),
     "Candidate": _obj({"id": _S, "concept": _S, "sense": _NS, "lemma": _S, "lang": _S,
                        "rank": {"type": "integer", "nullable": True}, "sense_key": _NS,
-                       "ili": _NS, "pos": _NS, "matched_by": _S, "score": _N},
+                       "ili": _NS, "pos": _NS, "matched_by": _S, "score": _N,
+                       "scheme": _NS, "source": _NS, "source_name": _S},
                       ("id", "concept")),
     "Mention": _obj({
         "text": _S, "start": _I, "end": _I, "lang": _S, "ambiguous": _B,
@@ -98,9 +102,10 @@ SCHEMAS: dict[str, Any] = {
                   "nullable": True,
                   "description": "the word the question is about: [start, end) offsets, or the "
                                  "word or phrase itself ('bank#2': its second occurrence)"},
+        "scheme": _SCHEME,
     }, ("question",)),
     "AnnotateRequest": _obj({"text": {"type": "string", "minLength": 1, "maxLength": 2000},
-                             "language": _NS, "wsd": _NS}, ("text",)),
+                             "language": _NS, "wsd": _NS, "scheme": _SCHEME}, ("text",)),
     "DocumentInput": _obj({"id": _S, "text": _S, "lang": _S, "title": _S,
                            "metadata": {"type": "object"}}, ("id", "text")),
 }

@@ -69,10 +69,12 @@ class RestApi:
         body = await _json_object(request, JSON_LIMIT)
         text = _str(body, "text", required=True)
         wsd = _wsd(_str(body, "wsd"))
+        scheme = _str(body, "scheme")
         reports = await run_in_threadpool(self._call, self.kg.annotate, text,
-                                          _str(body, "language"), wsd, self.ring.enabled)
+                                          _str(body, "language"), wsd, self.ring.enabled, scheme)
         await run_in_threadpool(self.ring.trim)
-        guess = await run_in_threadpool(self._call, self.kg.language, text, _str(body, "language"))
+        guess = await run_in_threadpool(self._call, self.kg.language, text, _str(body, "language"),
+                                        scheme)
         return JSONResponse({"text": text, "lang": guess.lang, "language": language_dict(guess),
                              "mentions": [mention_dict(r) for r in reports]})
 
@@ -267,7 +269,7 @@ def ask_arguments(body: dict[str, Any]) -> dict[str, Any]:
             raise InputError("'focus' must be [start, end] character offsets or a word of the question")
         focus = (focus[0], focus[1])
     return {"question": _str(body, "question", required=True), "lang": _str(body, "language"),
-            "k": k, "wsd": _wsd(_str(body, "wsd")), "focus": focus}
+            "k": k, "wsd": _wsd(_str(body, "wsd")), "focus": focus, "scheme": _str(body, "scheme")}
 
 
 def _json_documents(body: dict[str, Any], limit: int) -> list[SourceDocument]:
