@@ -127,12 +127,11 @@ class LexiconAnnotator:
             if not final:
                 continue
             s, e = n.orig_start(sp.start), n.orig_end(sp.end)
-            m: Mention | None = Mention(start=s, end=e, text=text[s:e], lang=code, candidates=final,
-                                        fixed_phrase=sp.fixed, same_meaning=groups)
-            if scheme is not None and m is not None:
-                m = scheme.mention(m)
-            if m is not None:
-                mentions.append(m)
+            m = Mention(start=s, end=e, text=text[s:e], lang=code, candidates=final,
+                        fixed_phrase=sp.fixed, same_meaning=groups)
+            kept = m if scheme is None else scheme.mention(m)
+            if kept is not None:
+                mentions.append(kept)
         mentions.sort(key=lambda m: (m.start, -m.end))
         return mentions
 

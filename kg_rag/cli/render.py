@@ -15,7 +15,7 @@ def mention_lines(reports: tuple[MentionReport, ...] | list[MentionReport], labe
         # readings of several sources: each candidate says which (``Inflation (stw)``)
         sources = len({c.source_name for c in m.candidates}) > 1
 
-        def name(concept: str, source: str) -> str:
+        def name(concept: str, source: str, sources: bool = sources) -> str:
             label = labels.get(concept, concept)
             return f"{label} ({source or '-'})" if sources else label
 

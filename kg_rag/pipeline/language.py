@@ -20,9 +20,9 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 
+from kg_rag.annotate.schemes import merge_groups
 from kg_rag.derived import Derived, Slot
 from kg_rag.errors import InputError
-from kg_rag.annotate.schemes import merge_groups
 from kg_rag.model import LanguageGuess, Mention
 from kg_rag.store import Store
 from kg_rag.text.langid import (
