@@ -118,9 +118,12 @@ class LexiconAnnotator:
             # where each candidate comes from: one query for all of them (cached per IRI)
             self.schemes.origins([i for cs in raw.values() for c in cs
                                   for i in (c.concept, c.sense) if i])
-            for k, cs in raw.items():
-                tagged = self.schemes.tag(cs)
-                self._cands[k] = (tagged, self.schemes.same_meaning(tagged) if len(cs) > 1 else ())
+            tagged = {k: self.schemes.tag(cs) for k, cs in raw.items()}
+            # same-meaning links of mentions read in several schemes: one query for all of them
+            self.schemes.matches([c.concept for cs in tagged.values()
+                                  if len({c.scheme for c in cs}) > 1 for c in cs])
+            for k, cs in tagged.items():
+                self._cands[k] = (cs, self.schemes.same_meaning(cs) if len(cs) > 1 else ())
         mentions = []
         for sp, k in keyed:
             final, groups = self._cands[k]

@@ -104,7 +104,7 @@ class Schemes:
     def matches(self, concepts: Iterable[str]) -> dict[str, frozenset[str]]:
         want = list(dict.fromkeys(concepts))
         missing = [c for c in want if c not in self._matches]
-        if missing:
+        if missing:  # one query per BATCH concepts (cached: a second call asks nothing)
             if len(self._matches) >= _CACHE_LIMIT:
                 self._matches.clear()
             found: dict[str, set[str]] = {c: set() for c in missing}
