@@ -29,9 +29,10 @@ class Candidate:
     ili: str | None = None        # Interlingual Index id, e.g. i35545
     pos: str | None = None        # lexinfo local name: noun, verb, adjective, adverb, ...
     matched_by: str = "label"     # how the text reached it: label, lemma, prefix:ה, mwe, ...
-    scheme: str | None = None     # its skos:inScheme, else the IRI of the source graph holding it
-    source: str | None = None     # IRI of the source graph holding it (the sense's, for a sense)
-    source_name: str = ""         # that source's name as `kg-rag sources` lists it, without suffix
+    scheme: str | None = None     # the concept's skos:inScheme, else the source graph holding it
+    scheme_source: str | None = None  # IRI of the source graph holding the concept
+    scheme_name: str = ""         # that source's name as `kg-rag sources` lists it, without suffix
+    source: str | None = None     # IRI of the source graph holding the sense (else the concept)
 
     @property
     def id(self) -> str:

@@ -11,7 +11,8 @@ def candidate_dict(c: Candidate, scores: dict[str, float] | None = None) -> dict
     d: dict[str, Any] = {"id": c.id, "concept": c.concept, "sense": c.sense, "lemma": c.lemma,
                          "lang": c.lang, "rank": c.rank, "sense_key": c.sense_key, "ili": c.ili,
                          "pos": c.pos, "matched_by": c.matched_by, "scheme": c.scheme,
-                         "source": c.source, "source_name": c.source_name}
+                         "scheme_name": c.scheme_name, "scheme_source": c.scheme_source,
+                         "source": c.source}
     if scores is not None:
         d["score"] = round(scores.get(c.id, 0.0), 6)
     return d

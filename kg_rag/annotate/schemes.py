@@ -4,7 +4,7 @@ and ``--scheme`` (DATA-MODEL.md "Several schemes").
 ::
 
     schemes = Schemes(store)
-    cands = schemes.tag(cands)              # each with .scheme, .source, .source_name
+    cands = schemes.tag(cands)              # each with .scheme, .scheme_name, .source …
     schemes.same_meaning(cands)             # (('…stw/10234-4', '…unesco/concept1234'),)
     f = resolve_scheme(store, "stw")        # SchemeFilter; f.keeps(candidate)
 
@@ -91,14 +91,14 @@ class Schemes:
         got = self.origins(iris)
         out = []
         for c in cands:
-            co = got.get(c.concept)
             so = got.get(c.sense) if c.sense else None
-            where = so or co
-            if where is None:
+            co = got.get(c.concept) or so  # a sense-only reading: the sense is its concept
+            if co is None:
                 out.append(c)
                 continue
-            scheme = (co.scheme if co is not None else None) or where.scheme or (co or where).source
-            out.append(replace(c, scheme=scheme, source=where.source, source_name=where.source_name))
+            scheme = co.scheme or (so.scheme if so is not None else None) or co.source
+            out.append(replace(c, scheme=scheme, scheme_source=co.source, scheme_name=co.source_name,
+                               source=(so or co).source))
         return tuple(out)
 
     def matches(self, concepts: Iterable[str]) -> dict[str, frozenset[str]]:
@@ -160,7 +160,7 @@ def merge_groups(*groupings: Sequence[Sequence[str]]) -> tuple[tuple[str, ...], 
 @dataclass(frozen=True, slots=True)
 class SchemeFilter:
     """``--scheme``: keep the candidates of one concept scheme (by its IRI) or of one loaded
-    source (by its graph IRI or name)."""
+    source (by its graph IRI or name: the candidates whose sense or concept it holds)."""
 
     name: str
     scheme: str | None = None   # a concept scheme IRI
@@ -169,7 +169,7 @@ class SchemeFilter:
     def keeps(self, c: Candidate) -> bool:
         if self.scheme is not None and c.scheme == self.scheme:
             return True
-        return self.source is not None and c.source == self.source
+        return self.source is not None and self.source in (c.source, c.scheme_source)
 
     def keeps_origin(self, o: Origin | None) -> bool:
         if o is None:

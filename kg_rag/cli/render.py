@@ -12,8 +12,8 @@ def mention_lines(reports: tuple[MentionReport, ...] | list[MentionReport], labe
     out = []
     for r in reports:
         m = r.mention
-        # readings of several sources: each candidate says which (``Inflation (stw)``)
-        sources = len({c.source_name for c in m.candidates}) > 1
+        # readings of several schemes: each candidate says which (``Inflation (stw)``)
+        sources = len({c.scheme for c in m.candidates}) > 1
 
         def name(concept: str, source: str, sources: bool = sources) -> str:
             label = labels.get(concept, concept)
@@ -21,9 +21,9 @@ def mention_lines(reports: tuple[MentionReport, ...] | list[MentionReport], labe
 
         if not m.ambiguous:
             c = m.candidates[0]
-            shown = name(c.concept, c.source_name)
+            shown = name(c.concept, c.scheme_name)
             if len(m.concepts) > 1:  # one meaning in several schemes
-                src = {x.concept: x.source_name for x in m.candidates}
+                src = {x.concept: x.scheme_name for x in m.candidates}
                 shown = " = ".join(name(k, src[k]) for k in m.concepts)
             out.append(f"  “{m.text}” [{m.start}:{m.end}] → {shown}")
             continue
@@ -38,7 +38,7 @@ def mention_lines(reports: tuple[MentionReport, ...] | list[MentionReport], labe
             mark = "✔" if sel is not None and sel.chosen is not None and sel.chosen.id == c.id else " "
             score = f"{scores[c.id]:.3f}" if c.id in scores else "  -  "
             lemma = f"{c.lemma} [{c.lang or '-'}]" if several else c.lemma
-            out.append(f"     {mark} {score}  {name(c.concept, c.source_name)}  ({lemma}, {c.matched_by})")
+            out.append(f"     {mark} {score}  {name(c.concept, c.scheme_name)}  ({lemma}, {c.matched_by})")
         if sel is not None and sel.chosen is None:
             out.append(f"     unresolved: {sel.reason}")
         elif sel is not None and sel.llm is not None and sel.llm.rationale:

@@ -49,7 +49,7 @@ SCHEMAS: dict[str, Any] = {
     "Candidate": _obj({"id": _S, "concept": _S, "sense": _NS, "lemma": _S, "lang": _S,
                        "rank": {"type": "integer", "nullable": True}, "sense_key": _NS,
                        "ili": _NS, "pos": _NS, "matched_by": _S, "score": _N,
-                       "scheme": _NS, "source": _NS, "source_name": _S},
+                       "scheme": _NS, "scheme_name": _S, "scheme_source": _NS, "source": _NS},
                       ("id", "concept")),
     "Mention": _obj({
         "text": _S, "start": _I, "end": _I, "lang": _S, "ambiguous": _B,

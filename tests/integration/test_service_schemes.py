@@ -35,7 +35,7 @@ def test_annotate_and_ask_take_a_scheme(client: httpx.Client) -> None:
     assert r.status_code == 200, r.text
     (m,) = r.json()["mentions"]
     assert not m["ambiguous"] and len(m["candidates"]) == 2 and len(m["same_meaning"]) == 1
-    assert {c["source_name"] for c in m["candidates"]} == {"econ-a", "econ-b"}
+    assert {c["scheme_name"] for c in m["candidates"]} == {"econ-a", "econ-b"}
     r = client.post("/annotate", json={"text": "inflation", "language": "en", "scheme": "econ-b"})
     (m,) = r.json()["mentions"]
     assert [c["scheme"] for c in m["candidates"]] == [B + "scheme"]

@@ -33,7 +33,7 @@ def store(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
 
 def _build(path: Path) -> None:
     with KnowledgeGraph(open_store(path=str(path))) as kg:  # released on return (one opener)
-        kg.load([HERE / "econ-a.ttl", HERE / "econ-b.ttl"])
+        kg.load([HERE / "econ-a.ttl", HERE / "econ-b.ttl", HERE / "glossary.ttl"])
         kg.index([HERE / "docs.jsonl"])
 
 
@@ -76,10 +76,25 @@ def test_unlinked_concepts_of_two_schemes_stay_ambiguous(kg: KnowledgeGraph) -> 
 
 def test_every_candidate_says_its_scheme_and_source(kg: KnowledgeGraph) -> None:
     m = one(kg.annotate("the bank", lang="en", record_question=False), "bank").mention
-    got = {(c.concept, c.scheme, c.source_name) for c in m.candidates}
+    got = {(c.concept, c.scheme, c.scheme_name) for c in m.candidates}
     assert got == {(A + "bank", A + "scheme", "econ-a"), (B + "bank", B + "scheme", "econ-b")}
     assert {c.source for c in m.candidates} == {"https://w3id.org/kg-rag/id/source/econ-a",
                                                 "https://w3id.org/kg-rag/id/source/econ-b"}
+
+
+def test_a_dictionary_sense_is_of_its_concept_s_scheme_and_a_sense_only_one_of_its_dictionary(
+        kg: KnowledgeGraph) -> None:
+    m = one(kg.annotate("lender", lang="en", record_question=False), "lender").mention
+    by_sense = {c.sense.rsplit("/", 1)[-1]: c for c in m.candidates if c.sense}
+    linked, alone = by_sense["lender-1"], by_sense["lender-2"]
+    assert (linked.scheme, linked.scheme_name) == (A + "scheme", "econ-a")
+    assert linked.source == alone.source == alone.scheme == "https://w3id.org/kg-rag/id/source/glossary"
+    assert alone.scheme_name == "glossary"
+    # the dictionary's name keeps its senses; scheme A's keeps the sense that reads as its bank
+    kept = one(kg.annotate("lender", lang="en", record_question=False, scheme="glossary"), "lender")
+    assert len(kept.mention.candidates) == 2
+    kept = one(kg.annotate("lender", lang="en", record_question=False, scheme=A + "scheme"), "lender")
+    assert [c.sense for c in kept.mention.candidates] == [linked.sense]
 
 
 def test_the_annotation_of_one_meaning_points_at_all_its_concepts(kg: KnowledgeGraph) -> None:
@@ -151,7 +166,7 @@ def test_cli_shows_the_schemes_and_filters(store: Path, capsys: pytest.CaptureFi
     code, out, err = run(capsys, store, "annotate", "--lang", "en", "--json", "--scheme", "econ-b", "Inflation")
     assert code == 0, err
     (m,) = json.loads(out)["mentions"]
-    assert [(c["concept"], c["scheme"], c["source_name"]) for c in m["candidates"]] == [
+    assert [(c["concept"], c["scheme"], c["scheme_name"]) for c in m["candidates"]] == [
         (B + "inflation", B + "scheme", "econ-b")]
     code, out, err = run(capsys, store, "ask", "--lang", "en", "--scheme", "econ-b", "inflation")
     assert code == 0, err
