@@ -23,6 +23,8 @@ def warnings(tmp: EmbeddedStore, concepts: int, entries: int) -> list[str]:
     """One-line warnings about the source held in the default graph of ``tmp``."""
     out: list[str] = []
     if not concepts and not entries:
+        if tmp.ask("ask-skos-mappings"):
+            return out  # a mapping file: its links join concepts loaded from other files
         out.append("no skos:Concept, ontolex:LexicalConcept or OntoLex entry: nothing in this "
                    "file can be a label for annotation (loaded as plain RDF)")
         return out

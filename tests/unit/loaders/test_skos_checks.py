@@ -67,3 +67,10 @@ def test_the_cli_prints_the_warnings_and_exits_0(tmp_path: Path, capsys: pytest.
     out, err = capsys.readouterr()
     assert "5 concepts" in out
     assert err.count("  warning: ") == 5
+
+
+def test_a_mapping_file_between_schemes_is_no_warning(mem_store: EmbeddedStore, tmp_path: Path) -> None:
+    rep = load_file(mem_store, write(tmp_path, "map.ttl",
+                                     "<http://example.org/a> <http://www.w3.org/2004/02/skos/core#exactMatch> "
+                                     "<http://example.org/b> .\n"))
+    assert rep.warnings == ()
