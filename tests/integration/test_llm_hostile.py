@@ -90,6 +90,19 @@ def test_a_huge_answer_is_refused_at_the_cap(chunked: bool) -> None:
     assert srv.bytes_sent < len(srv.chat_requests) * pad / 2   # the client stopped reading
 
 
+def test_a_compressed_answer_is_refused_before_it_expands() -> None:
+    with LlmServer(Reply(pad=50_000_000, gzip=True)) as srv:    # ~50 KB on the wire
+        out = selector_for(srv, llm_max_response_bytes=100_000).select(paper_requests())
+    assert all(s.chosen is None and "compressed (gzip)" in s.reason for s in out), out[0].reason
+    assert srv.chat_requests[0].headers.get("accept-encoding") == "identity"
+
+
+def test_an_announced_length_over_the_cap_is_refused_unread() -> None:
+    with LlmServer(Reply(pad=200_000)) as srv:
+        out = selector_for(srv, llm_max_response_bytes=100_000).select(paper_requests())
+    assert all("larger than 100000 bytes" in s.reason for s in out)
+
+
 def test_an_answer_just_under_the_cap_is_read() -> None:
     with LlmServer(choose(RIGHT)) as srv:
         out = selector_for(srv, llm_max_response_bytes=5_000).select(paper_requests())

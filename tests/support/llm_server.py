@@ -16,19 +16,21 @@ A script is a callable ``body -> Reply`` or a list of them / of :class:`Reply` u
 Hostile behaviours, per :class:`Reply`: ``delay`` (seconds before the headers),
 ``header_trickle`` / ``trickle`` (seconds between single bytes of the status line and headers /
 of the body), ``pad`` (bytes of padding added to the JSON body: a huge answer), ``chunked``
-(no ``Content-Length``: chunked transfer, so the size is known only by reading), ``raw`` with
+(no ``Content-Length``: chunked transfer, so the size is known only by reading), ``gzip`` (a
+compressed body, e.g. a small bomb), ``raw`` with
 ``content_type`` (an HTML page, garbage). ``server.bytes_sent`` counts the body bytes written.
 """
 
 from __future__ import annotations
 
+import gzip
 import http
 import json
 import re
 import threading
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import TYPE_CHECKING, Any
 
@@ -53,6 +55,7 @@ class Reply:
     trickle: float = 0.0            # seconds between bytes of the body
     pad: int = 0                    # bytes of padding in the JSON body
     chunked: bool = False           # chunked transfer instead of Content-Length
+    gzip: bool = False              # the body gzip-compressed (Content-Encoding: gzip)
 
 
 @dataclass
@@ -217,6 +220,10 @@ class LlmServer:
                         doc["padding"] = "x" * reply.pad
                     payload = json.dumps(doc, ensure_ascii=False)
                 data = payload.encode("utf-8")
+                if reply.gzip:
+                    data = gzip.compress(data)
+                    reply = replace(reply, headers={**reply.headers,
+                                                    "Content-Encoding": "gzip"})
                 head = [f"HTTP/1.1 {reply.status} {http.HTTPStatus(reply.status).phrase}",
                         f"Content-Type: {reply.content_type}"]
                 head.append("Transfer-Encoding: chunked" if reply.chunked

@@ -174,6 +174,10 @@ class ChatClient:
             except (oa.APITimeoutError, oa.APIConnectionError) as e:
                 if budget.too_large:
                     return self._too_large(started)
+                if budget.refused:
+                    log.warning("LLM at %s: %s; refused", self.host, budget.refused)
+                    return ChatResult(None, None, 0, 0, (time.monotonic() - started) * 1000,
+                                      problem=budget.refused)
                 if budget.expired:
                     raise SelectionError(
                         f"no answer from the LLM at {self.host} within the deadline (the server "

@@ -46,6 +46,8 @@ class Budget:
     received: int = 0
     expired: bool = False
     too_large: bool = False
+    #: why the response was refused from its headers alone ("" when it was not)
+    refused: str = ""
 
     def left(self) -> float:
         return self.deadline - time.monotonic()
@@ -148,13 +150,35 @@ def _make_classes() -> tuple[type[Any], type[Any]]:
     return BoundedStream, BoundedBackend
 
 
+def _check_headers(response: httpx2.Response) -> None:
+    """Refuse, before its body is read, a response that announces more than the cap or comes
+    compressed (the cap counts bytes on the wire; a compressed body could expand past it)."""
+    import httpx2
+
+    b = _budget()
+    if b is None:
+        return
+    encoding = response.headers.get("content-encoding", "").strip().lower()
+    length = response.headers.get("content-length", "").strip()
+    if encoding not in ("", "identity"):
+        b.refused = (f"the server sent its answer compressed ({encoding[:20]}) although asked "
+                     "not to")
+    elif length.isdigit() and int(length) > b.max_bytes:
+        b.too_large = True
+    else:
+        return
+    raise httpx2.DecodingError(b.refused or "response larger than the cap",
+                               request=response.request)
+
+
 def bounded_http_client(timeout: float) -> httpx2.Client:
     """An ``httpx2`` client (environment proxies honoured) whose every connection is bounded by
     the :class:`Budget` of the calling thread."""
     import httpx2
 
     _, backend_cls = _make_classes()
-    client = httpx2.Client(timeout=timeout, follow_redirects=True)
+    client = httpx2.Client(timeout=timeout, follow_redirects=True,
+                           event_hooks={"response": [_check_headers]})
     transports = [getattr(client, "_transport", None),
                   *getattr(client, "_mounts", {}).values()]
     installed = 0
