@@ -216,3 +216,30 @@ def test_service_ask_with_an_html_200_or_a_trickle_answers_cleanly_and_in_time()
     assert r.status_code == 502 and r.headers["content-type"].startswith(
         "application/problem+json"), r.text
     assert "deadline" in r.json()["detail"] and took < 3, (r.text, took)
+
+
+def test_the_bounds_install_or_fail_loudly(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The bounds sit in the HTTP client's connection pools; a client without them is refused
+    (a ConfigError), never used unbounded."""
+    import httpx2
+
+    from kg_rag.errors import ConfigError
+    from kg_rag.senses.llm.transport import bounded_http_client
+
+    client = bounded_http_client(5.0)
+    pools = [t._pool for t in [client._transport, *client._mounts.values()]  # type: ignore[attr-defined]
+             if t is not None]
+    assert pools and all(type(p._network_backend).__name__ == "BoundedBackend" for p in pools)
+    client.close()
+
+    class Changed:
+        def __init__(self, **kw: object) -> None:
+            self._transport = object()
+            self._mounts: dict[str, object] = {}
+
+        def close(self) -> None:
+            return None
+
+    monkeypatch.setattr(httpx2, "Client", Changed)
+    with pytest.raises(ConfigError, match="no way to bound"):
+        bounded_http_client(5.0)
