@@ -39,8 +39,11 @@ class Settings:
     llm_model: str = "gpt-4o-mini"
     llm_timeout: float = 30.0
     llm_retries: int = 2
-    llm_deadline: float = 90.0
+    #: seconds for one LLM request, retries, backoff and a slowly sent body included
+    llm_deadline: float = 20.0
     llm_concurrency: int = 4
+    #: an LLM answer's body larger than this is refused (the mentions stay unresolved)
+    llm_max_response_bytes: int = 1_000_000
     #: knowledge+llm: knowledge decisions with a probability below this go to the LLM
     llm_threshold: float = 0.8
     max_document_bytes: int = 5_000_000

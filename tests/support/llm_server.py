@@ -12,16 +12,25 @@ answers as scripted by the test::
 A script is a callable ``body -> Reply`` or a list of them / of :class:`Reply` used in order
 (the last one repeats). ``rejects_response_format=True`` answers 400 to any request that has a
 ``response_format``, like servers without structured output.
+
+Hostile behaviours, per :class:`Reply`: ``delay`` (seconds before the headers),
+``header_trickle`` / ``trickle`` (seconds between single bytes of the status line and headers /
+of the body), ``pad`` (bytes of padding added to the JSON body: a huge answer), ``chunked``
+(no ``Content-Length``: chunked transfer, so the size is known only by reading), ``gzip`` (a
+compressed body, e.g. a small bomb), ``raw`` with
+``content_type`` (an HTML page, garbage). ``server.bytes_sent`` counts the body bytes written.
 """
 
 from __future__ import annotations
 
+import gzip
+import http
 import json
 import re
 import threading
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import TYPE_CHECKING, Any
 
@@ -41,6 +50,12 @@ class Reply:
     delay: float = 0.0
     raw: str | None = None          # a whole body of its own (for error pages)
     usage: bool = True
+    content_type: str = "application/json"
+    header_trickle: float = 0.0     # seconds between bytes of the status line and headers
+    trickle: float = 0.0            # seconds between bytes of the body
+    pad: int = 0                    # bytes of padding in the JSON body
+    chunked: bool = False           # chunked transfer instead of Content-Length
+    gzip: bool = False              # the body gzip-compressed (Content-Encoding: gzip)
 
 
 @dataclass
@@ -118,6 +133,7 @@ class LlmServer:
         self.usages: list[dict[str, int]] = []
         self.in_flight = 0
         self.max_in_flight = 0
+        self.bytes_sent = 0
         self._lock = threading.Lock()
         self._httpd: ThreadingHTTPServer | None = None
 
@@ -200,18 +216,52 @@ class LlmServer:
                                         "total_tokens": prompt_chars // 3 + 1 + out}
                         with server._lock:
                             server.usages.append(doc["usage"])
+                    if reply.pad:
+                        doc["padding"] = "x" * reply.pad
                     payload = json.dumps(doc, ensure_ascii=False)
                 data = payload.encode("utf-8")
+                if reply.gzip:
+                    data = gzip.compress(data)
+                    reply = replace(reply, headers={**reply.headers,
+                                                    "Content-Encoding": "gzip"})
+                head = [f"HTTP/1.1 {reply.status} {http.HTTPStatus(reply.status).phrase}",
+                        f"Content-Type: {reply.content_type}"]
+                head.append("Transfer-Encoding: chunked" if reply.chunked
+                            else f"Content-Length: {len(data)}")
+                head += [f"{k}: {v}" for k, v in reply.headers.items()]
+                header = ("\r\n".join(head) + "\r\n\r\n").encode("latin-1")
                 try:
-                    self.send_response(reply.status)
-                    self.send_header("Content-Type", "application/json")
-                    self.send_header("Content-Length", str(len(data)))
-                    for k, v in reply.headers.items():
-                        self.send_header(k, v)
-                    self.end_headers()
-                    self.wfile.write(data)
+                    self._write(header, reply.header_trickle, count=False)
+                    if reply.chunked:
+                        step = 64 * 1024
+                        for i in range(0, len(data), step):
+                            part = data[i:i + step]
+                            self._write(b"%x\r\n" % len(part), 0.0, count=False)
+                            self._write(part, reply.trickle)
+                            self._write(b"\r\n", 0.0, count=False)
+                        self._write(b"0\r\n\r\n", 0.0, count=False)
+                    else:
+                        self._write(data, reply.trickle)
+                    self.wfile.flush()
                 except (BrokenPipeError, ConnectionResetError):
-                    pass  # the client gave up (timeout tests)
+                    self.close_connection = True  # the client gave up (timeout tests)
+
+            def _write(self, data: bytes, trickle: float, *, count: bool = True) -> None:
+                if not trickle:
+                    for i in range(0, len(data), 64 * 1024):
+                        part = data[i:i + 64 * 1024]
+                        self.wfile.write(part)
+                        if count:
+                            with server._lock:
+                                server.bytes_sent += len(part)
+                    return
+                for i in range(len(data)):
+                    self.wfile.write(data[i:i + 1])
+                    self.wfile.flush()
+                    if count:
+                        with server._lock:
+                            server.bytes_sent += 1
+                    time.sleep(trickle)
 
         self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self._httpd.daemon_threads = True

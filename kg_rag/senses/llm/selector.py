@@ -89,7 +89,8 @@ class LLMSenseSelector:
             raise ConfigError("no LLM model: set KG_RAG_LLM_MODEL (e.g. gpt-4o-mini, llama3.1)")
         client = ChatClient(base_url=settings.llm_base_url, api_key=key,
                             model=settings.llm_model, timeout=settings.llm_timeout,
-                            retries=settings.llm_retries, concurrency=settings.llm_concurrency)
+                            retries=settings.llm_retries, concurrency=settings.llm_concurrency,
+                            max_response_bytes=settings.llm_max_response_bytes)
         return cls(client, deadline=settings.llm_deadline)
 
     @property
@@ -128,7 +129,7 @@ class LLMSenseSelector:
                 deadline: float, out: list[Selection | None]) -> None:
         prompt = build_prompt(requests, slots)
         first = self._ask(prompt, deadline)  # SelectionError here: nothing could be decided
-        verdicts = validate(first.content, first.finish_reason, slots)
+        verdicts = _verdicts(first, slots)
         cost1 = _Cost(prompt.sha256, first.tokens_in, first.tokens_out, first.latency_ms)
         costs = {s.mid: cost1 for s in slots}
         failed = [s for s in slots if not verdicts[s.mid].valid]
@@ -149,7 +150,7 @@ class LLMSenseSelector:
                               second.tokens_in + (first.tokens_in if alone else 0),
                               second.tokens_out + (first.tokens_out if alone else 0),
                               second.latency_ms + first.latency_ms)
-                again = validate(second.content, second.finish_reason, failed)
+                again = _verdicts(second, failed)
                 for s in failed:
                     costs[s.mid] = cost2
                     v = again[s.mid]
@@ -173,6 +174,14 @@ class LLMSenseSelector:
         scores = tuple((cid, v.confidence if cid == chosen_id else rest) for _, cid in ids)
         chosen = next(c for c in req.mention.candidates if c.id == chosen_id)
         return Selection(scores, chosen, v.confidence, self.agent, llm=trace)
+
+
+def _verdicts(result: ChatResult, slots: list[MentionSlot]) -> dict[str, Verdict]:
+    """The validated answer of each mention; all invalid, with the same reason, when the
+    server's body was no chat completion at all (HTML, not JSON, too large …)."""
+    if result.problem:
+        return {s.mid: Verdict(None, problem=result.problem) for s in slots}
+    return validate(result.content, result.finish_reason, slots)
 
 
 def _chunks(requests: Sequence[SelectionRequest], todo: list[int]) -> list[list[int]]:
