@@ -152,7 +152,8 @@ class SparqlService:
             raise NotAcceptable("the service description is RDF: accept text/turtle or another "
                                 "RDF format")
         triples = service_description(_base(request), self.config.allow_updates,
-                                      self.config.max_rows, self.config.query_timeout)
+                                      self.config.max_rows, self.config.query_timeout,
+                                      union_default=self.executor.union_default)
         body, _ = write_triples(triples, fmt.name, len(triples))
         return Response(body, media_type=result_media_type(fmt.name), headers={"Vary": "Accept"})
 
@@ -169,11 +170,14 @@ class SparqlService:
         if fmt is None:
             raise NotAcceptable(f"a {info.form} result cannot be given as "
                                 f"{fmt_param or request.headers.get('accept')}")
+        default_graphs = _graphs(op.params, "default-graph-uri")
+        named_graphs = _graphs(op.params, "named-graph-uri")
+        # no dataset named (request or FROM): the default graph is the union of the graphs
+        union = (self.executor.union_default and default_graphs is None and named_graphs is None
+                 and not info.dataset_clauses)
         job = QueryJob(
-            text=op.text, fmt=fmt.name,
-            default_graphs=_graphs(op.params, "default-graph-uri"),
-            named_graphs=_graphs(op.params, "named-graph-uri"),
-            base_iri=_base(request), max_rows=self.config.max_rows,
+            text=op.text, fmt=fmt.name, default_graphs=default_graphs, named_graphs=named_graphs,
+            base_iri=_base(request), max_rows=self.config.max_rows, union_default=union,
         )
         acquired = False
         with anyio.move_on_after(ADMISSION_WAIT):
