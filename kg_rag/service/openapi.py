@@ -101,6 +101,18 @@ SCHEMAS: dict[str, Any] = {
     }, ("question",)),
     "AnnotateRequest": _obj({"text": {"type": "string", "minLength": 1, "maxLength": 2000},
                              "language": _NS, "wsd": _NS}, ("text",)),
+    "Document": _obj({
+        "id": _S, "iri": _S, "title": _S, "lang": _S,
+        "source": {"type": "string", "description": "where it was read from, relative to the "
+                                                    "indexed folder ('' when not recorded)"},
+        "text": _S,
+        "annotations": {"type": "array", "items": _obj({
+            "iri": _S, "start": _I, "end": _I, "text": _S,
+            "candidates": {"type": "array", "items": _S},
+            "chosen": {"type": "array", "items": _obj({"concept": _S, "label": _S},
+                                                      ("concept",))},
+            "decision": _NS}, ("iri", "start", "end", "candidates", "chosen"))},
+    }, ("id", "iri", "lang", "text", "annotations")),
     "DocumentInput": _obj({"id": _S, "text": _S, "lang": _S, "title": _S,
                            "metadata": {"type": "object"}}, ("id", "text")),
 }
@@ -205,7 +217,13 @@ def openapi_document() -> dict[str, Any]:
                              "application/sparql-update": {"schema": _S}}},
                          "responses": {**_sparql_responses(), "204": {"description": "updated"},
                                        **_problems(401, 415)}}},
-            "/documents/{doc_id}": {"delete": {
+            "/documents/{doc_id}": {"get": {
+                "operationId": "getDocument",
+                "summary": "one indexed document: its text and its annotations with the "
+                           "chosen concepts",
+                "parameters": [{"name": "doc_id", "in": "path", "required": True, "schema": _S}],
+                "responses": {"200": _json({"$ref": "#/components/schemas/Document"}),
+                              **_problems(404, 503)}}, "delete": {
                 "operationId": "deleteDocument", "security": bearer,
                 "parameters": [{"name": "doc_id", "in": "path", "required": True, "schema": _S}],
                 "responses": {"204": {"description": "deleted"},

@@ -1,7 +1,7 @@
 """The REST API over :class:`kg_rag.api.KnowledgeGraph`.
 
 ``POST /annotate``, ``POST /ask``, ``GET /explain``, ``GET|POST /documents``,
-``DELETE /documents/{id}`` (writes need the bearer token), ``GET /stats``, ``GET /openapi.json``.
+``GET /documents/{id}``, ``DELETE /documents/{id}`` (writes need the bearer token), ``GET /stats``, ``GET /openapi.json``.
 Pipeline calls run in worker threads; errors become problem+json (:mod:`.problems`).
 """
 
@@ -149,6 +149,17 @@ class RestApi:
                              "languages": report.languages, "seconds": round(report.seconds, 3),
                              "ids": [d.id for d in docs]}, status_code=201)
 
+    async def get_document(self, request: Request) -> Response:
+        from kg_rag.service.document import document_record
+
+        doc_id = request.path_params["doc_id"]
+        return JSONResponse(await run_in_threadpool(document_record, self.kg, doc_id))
+
+    async def document(self, request: Request) -> Response:
+        if request.method == "DELETE":
+            return await self.delete_document(request)
+        return await self.get_document(request)
+
     async def delete_document(self, request: Request) -> Response:
         self._check_writes()
         check_token(request, self.config.service_token)
@@ -199,7 +210,7 @@ class RestApi:
             Route("/ask", self.ask, methods=["POST"]),
             Route("/explain", self.explain, methods=["GET"]),
             Route("/documents", self.documents, methods=["GET", "POST"]),
-            Route("/documents/{doc_id:path}", self.delete_document, methods=["DELETE"]),
+            Route("/documents/{doc_id:path}", self.document, methods=["GET", "DELETE"]),
             Route("/stats", self.stats, methods=["GET"]),
             Route("/openapi.json", self.openapi, methods=["GET"]),
         ]
