@@ -148,9 +148,21 @@ def openapi_document() -> dict[str, Any]:
                 **_problems(503)}}},
             "/ask": {"post": {
                 "operationId": "ask", "summary": "Rank documents by the chosen concepts of a question",
+                "description": "A JSON object asks one question. A JSON list (1 to 20 question "
+                               "objects or strings) is a batch: every item is checked first, the "
+                               "answers come in order, and an item the pipeline refuses gets "
+                               "{\"error\": problem} in its place.",
                 "requestBody": {"required": True, "content": {"application/json": {
-                    "schema": {"$ref": "#/components/schemas/AskRequest"}}}},
-                "responses": {"200": _json({"$ref": "#/components/schemas/Answer"}),
+                    "schema": {"oneOf": [
+                        {"$ref": "#/components/schemas/AskRequest"},
+                        {"type": "array", "minItems": 1, "maxItems": 20, "items": {"oneOf": [
+                            {"$ref": "#/components/schemas/AskRequest"},
+                            {"type": "string", "minLength": 1, "maxLength": 2000}]}}]}}}},
+                "responses": {"200": _json({"oneOf": [
+                    {"$ref": "#/components/schemas/Answer"},
+                    {"type": "array", "items": {"anyOf": [
+                        {"$ref": "#/components/schemas/Answer"},
+                        _obj({"error": {"$ref": "#/components/schemas/Problem"}}, ("error",))]}}]}),
                               **_problems(400, 413, 415, 429, 500, 502, 503)}}},
             "/annotate": {"post": {
                 "operationId": "annotate", "summary": "Mentions, candidates and chosen senses",
