@@ -231,6 +231,13 @@ class KnowledgeGraph:
                                           values=Values.column("decision", used))
         return len(drop)
 
+    def document(self, doc_id: str) -> dict[str, Any]:
+        """One indexed document: id, iri, title, lang, source, text and its annotations (span,
+        text, candidate concepts, chosen concepts with labels, decision); NotFoundError."""
+        from kg_rag.pipeline.document import document_record
+
+        return document_record(self.store, doc_id, self.labels)
+
     def documents(self) -> list[dict[str, str]]:
         rows = self.store.select("select-documents")
         return [{"id": r["id"].value, "iri": r["doc"].value, "lang": r["lang"].value,

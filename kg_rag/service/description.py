@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pyoxigraph import Literal, NamedNode, Triple
 
-from kg_rag.namespaces import PREFIXES
 from kg_rag.service.results import FORMATS
+from kg_rag.store.prologue import PREDECLARED
 
 SD = "http://www.w3.org/ns/sparql-service-description#"
 RDF_TYPE = NamedNode("http://www.w3.org/1999/02/22-rdf-syntax-ns#type")
@@ -40,7 +40,7 @@ def service_description(endpoint: str, updates: bool, max_rows: int, timeout: fl
         out.append(Triple(s, sd("supportedLanguage"), sd("SPARQL11Update")))
     if union_default:
         out.append(Triple(s, sd("feature"), sd("UnionDefaultGraph")))
-    prefixes = " ".join(PREFIXES)
+    prefixes = " ".join(PREDECLARED)
     out.append(Triple(s, NamedNode("http://www.w3.org/2000/01/rdf-schema#comment"), Literal(
         f"predeclared prefixes: {prefixes}" + (
             "; a query that names no dataset (default-graph-uri, named-graph-uri, FROM) sees "

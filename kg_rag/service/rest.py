@@ -178,10 +178,8 @@ class RestApi:
                              "ids": [d.id for d in docs]}, status_code=201)
 
     async def get_document(self, request: Request) -> Response:
-        from kg_rag.service.document import document_record
-
         doc_id = request.path_params["doc_id"]
-        return JSONResponse(await run_in_threadpool(document_record, self.kg, doc_id))
+        return JSONResponse(await run_in_threadpool(self.kg.document, doc_id))
 
     async def document(self, request: Request) -> Response:
         if request.method == "DELETE":

@@ -14,6 +14,8 @@ import re
 
 from kg_rag.namespaces import PREFIXES
 
+#: the names of the predeclared prefixes (for the service description)
+PREDECLARED: tuple[str, ...] = tuple(PREFIXES)
 #: the prologue for an engine that cannot take prefixes as a parameter: one line, no newline
 PROLOGUE = "".join(f"PREFIX {p}: <{iri}> " for p, iri in PREFIXES.items())
 MAX_MESSAGE = 200
@@ -56,4 +58,4 @@ def _cut(text: str) -> str:
     return (head[:comma] if comma > MAX_MESSAGE // 2 else head) + " …"
 
 
-__all__ = ["PROLOGUE", "predeclare", "syntax_message"]
+__all__ = ["PREDECLARED", "PROLOGUE", "predeclare", "syntax_message"]
