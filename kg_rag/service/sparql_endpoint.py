@@ -23,7 +23,7 @@ from urllib.parse import parse_qs
 import anyio
 from pyoxigraph import NamedNode
 from starlette.requests import Request
-from starlette.responses import Response
+from starlette.responses import HTMLResponse, Response
 from starlette.routing import Route
 
 from kg_rag.errors import InputError, KgRagError, QueryError
@@ -39,8 +39,10 @@ from kg_rag.service.guard import add_using, check_query, check_update
 from kg_rag.service.problems import from_error, problem
 from kg_rag.service.results import KIND_OF_FORM, negotiate, write_triples
 from kg_rag.service.results import media_type as result_media_type
+from kg_rag.service.sparql_page import EXAMPLES, query_form_page, wants_html
 from kg_rag.service.worker import Executor, QueryJob, QueryTimeout
 from kg_rag.settings import Settings
+from kg_rag.store.prologue import PREDECLARED
 from kg_rag.store.render import term
 
 log = logging.getLogger(__name__)
@@ -107,6 +109,8 @@ class SparqlService:
                 return problem(405, "method not allowed", f"use {allow}", {"Allow": allow})
             if (request.method in ("GET", "HEAD") and not update_only
                     and not {"query", "update"} & set(request.query_params)):
+                if wants_html(request.headers.get("accept")):
+                    return self._form(request)
                 return self._description(request)
             op = await self._operation(request, update_only)
             if op.kind == "update":
@@ -145,6 +149,14 @@ class SparqlService:
             return Operation("update", utf8(await read_body(request, limit), "update"), params)
         wanted = f"{FORM} or {UPDATE}" if update_only else f"{FORM}, {QUERY} or {UPDATE}"
         raise UnsupportedMediaType(f"POST a body of type {wanted}, not {mtype or 'no type'}")
+
+    def _form(self, request: Request) -> Response:
+        """The query form for a browser; ``?example=N`` fills it with example N."""
+        example = request.query_params.get("example", "")
+        text = ""
+        if example.isdigit() and int(example) < len(EXAMPLES):
+            text = EXAMPLES[int(example)][1]
+        return HTMLResponse(query_form_page(text, PREDECLARED), headers={"Vary": "Accept"})
 
     def _description(self, request: Request) -> Response:
         fmt = negotiate(request.headers.get("accept"), "graph")

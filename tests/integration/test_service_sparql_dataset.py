@@ -130,3 +130,32 @@ def test_a_remote_store_gets_the_prefixes_and_the_users_positions(oxigraph_url: 
     with pytest.raises(QueryError) as err:
         kg.raw_query("SELECT ?s WHERE { ?s ?p }")
     assert "line 1, column 26" in str(err.value) and "\n" not in str(err.value)
+
+
+BROWSER = "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8"
+
+
+def test_a_browser_gets_a_query_form_with_examples(client: httpx.Client) -> None:
+    import html
+    import re
+
+    r = client.get("/sparql", headers={"Accept": BROWSER})
+    assert r.status_code == 200 and r.headers["content-type"].startswith("text/html")
+    assert '<form method="get" action="/sparql">' in r.text and "<textarea" in r.text
+    assert "<script" not in r.text and "http" not in r.text.split("<body>")[0].lower()
+    assert "skos" in r.text and "union" in r.text
+    # an example fills the form; running the form's query answers it
+    links = re.findall(r'href="(/sparql\?example=\d+)"', r.text)
+    assert len(links) >= 3
+    filled = client.get(links[2], headers={"Accept": BROWSER}).text
+    text = html.unescape(re.search(r"<textarea[^>]*>(.*?)</textarea>", filled, re.S).group(1))
+    assert "skos:prefLabel" in text
+    run = client.get("/sparql", params={"query": text, "format": "json"},
+                     headers={"Accept": BROWSER})
+    assert run.status_code == 200, run.text
+    assert run.json()["results"]["bindings"][0]["he"]["value"] == "ענף"
+    # programs still get the service description
+    assert client.get("/sparql", headers={"Accept": "text/turtle"}).headers[
+        "content-type"].startswith("text/turtle")
+    assert client.get("/sparql", headers={"Accept": "*/*"}).headers[
+        "content-type"].startswith("text/turtle")

@@ -44,6 +44,8 @@ EXCEPTIONS = {
         "a remote endpoint gets the same predeclared prefixes, and its errors the user's positions",
     ("service/description.py", "kg_rag.store.prologue"):
         "the service description names the prefixes the endpoint predeclares",
+    ("service/sparql_endpoint.py", "kg_rag.store.prologue"):
+        "the query form names the prefixes the endpoint predeclares",
     ("service/sparql_endpoint.py", "kg_rag.store.render"):
         "the SPARQL protocol's using-graph-uri IRIs are rendered into the user's update by the "
         "one audited term renderer",
