@@ -214,7 +214,8 @@ def openapi_document() -> dict[str, Any]:
                         "summary": "SPARQL 1.1 Protocol query (read-only; see the W3C protocol)",
                         "parameters": [
                             {"name": "query", "in": "query", "schema": _S,
-                             "description": "without it: the SPARQL Service Description"},
+                             "description": "without it: the SPARQL Service Description (a browser "
+                                            "asking for text/html: a query form)"},
                             {"name": "default-graph-uri", "in": "query",
                              "schema": {"type": "array", "items": _IRI}},
                             {"name": "named-graph-uri", "in": "query",
