@@ -44,7 +44,7 @@ def syntax_message(message: str, query: str, shift: int = 0) -> str:
         lines = query.split("\n")
         before = lines[line - 1][: col - 1] if 0 < line <= len(lines) else ""
         found = _PNAME_BEFORE.search(before)
-        name = f"'{found.group(1) or ''}:'" if found else "a prefix"
+        name = f"'{(found.group(1) or '')[:40]}:'" if found else "a prefix"
         return (f"{where}: {name} is not declared; declare it (PREFIX p: <…>) or use one of the "
                 f"predeclared prefixes {' '.join(PREFIXES)}")
     return _cut(f"{where}: {rest}")

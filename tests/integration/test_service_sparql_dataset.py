@@ -159,3 +159,30 @@ def test_a_browser_gets_a_query_form_with_examples(client: httpx.Client) -> None
         "content-type"].startswith("text/turtle")
     assert client.get("/sparql", headers={"Accept": "*/*"}).headers[
         "content-type"].startswith("text/turtle")
+
+
+def test_syntax_messages_stay_one_short_line_for_any_query() -> None:
+    """Hostile queries (bidi controls, newlines, huge tokens, unknown prefixes): the engine's
+    message becomes one line of bounded length, and its position never goes below column 1."""
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    from kg_rag.store.prologue import MAX_MESSAGE, PROLOGUE, predeclare, syntax_message
+
+    engine = pyoxigraph.Store()
+
+    @settings(max_examples=60, deadline=None, derandomize=True)
+    @given(st.text(alphabet=st.sampled_from(list("SELECT?x{}:\n \u202e\u05d0ab.;\"<>")), max_size=80)
+           | st.builds(lambda n: "ASK { ?s " + "p" * n + ":x ?o }", st.integers(1, 500)))
+    def check(query: str) -> None:
+        for text, shift in ((query, 0), (predeclare(query), len(PROLOGUE))):
+            try:
+                engine.query(text)
+            except SyntaxError as e:
+                msg = syntax_message(str(e), query, shift)
+                assert "\n" not in msg and len(msg) <= MAX_MESSAGE + 100
+                assert "column 0" not in msg and "column -" not in msg
+            except (OSError, RuntimeError):
+                pass
+
+    check()
