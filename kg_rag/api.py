@@ -232,6 +232,13 @@ class KnowledgeGraph:
                                           values=Values.column("decision", used))
         return len(drop)
 
+    def document(self, doc_id: str) -> dict[str, Any]:
+        """One indexed document: id, iri, title, lang, source, text and its annotations (span,
+        text, candidate concepts, chosen concepts with labels, decision); NotFoundError."""
+        from kg_rag.pipeline.document import document_record
+
+        return document_record(self.store, doc_id, self.labels)
+
     def documents(self) -> list[dict[str, str]]:
         rows = self.store.select("select-documents")
         return [{"id": r["id"].value, "iri": r["doc"].value, "lang": r["lang"].value,
@@ -512,12 +519,9 @@ class KnowledgeGraph:
         return out
 
     def raw_query(self, text: str, fmt: str = "json") -> tuple[bytes, str]:
-        """Run a user's read query (the standard prefixes predeclared, on its first line so that
-        error positions keep their lines); the serialised answer and its media type."""
-        from kg_rag.namespaces import PREFIXES
-
-        text = " ".join(f"PREFIX {p}: <{iri}>" for p, iri in PREFIXES.items()) + " " + text
-        return self.store.raw_query(text, fmt)
+        """Run a user's read query (the standard prefixes predeclared; an error's position
+        counts from ``text``); the serialised answer and its media type."""
+        return self.store.raw_query(text, fmt, predeclare=True)
 
     def update(self, text: str, base_iri: str | None = None) -> None:
         """Run a user's update that a guard has checked, then forget derived data (the

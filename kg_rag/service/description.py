@@ -5,6 +5,7 @@ from __future__ import annotations
 from pyoxigraph import Literal, NamedNode, Triple
 
 from kg_rag.service.results import FORMATS
+from kg_rag.store.prologue import PREDECLARED
 
 SD = "http://www.w3.org/ns/sparql-service-description#"
 RDF_TYPE = NamedNode("http://www.w3.org/1999/02/22-rdf-syntax-ns#type")
@@ -20,7 +21,10 @@ FORMAT_IRIS = {
 }
 
 
-def service_description(endpoint: str, updates: bool, max_rows: int, timeout: float) -> list[Triple]:
+def service_description(endpoint: str, updates: bool, max_rows: int, timeout: float,
+                        union_default: bool = False) -> list[Triple]:
+    """``union_default``: a query that names no dataset (no ``default-graph-uri``,
+    ``named-graph-uri`` or ``FROM``) sees the union of the named graphs as its default graph."""
     s = NamedNode(endpoint + "#service")
 
     def sd(local: str) -> NamedNode:
@@ -34,5 +38,12 @@ def service_description(endpoint: str, updates: bool, max_rows: int, timeout: fl
                f"{timeout:g} s per query; SERVICE and LOAD are refused"))]
     if updates:
         out.append(Triple(s, sd("supportedLanguage"), sd("SPARQL11Update")))
+    if union_default:
+        out.append(Triple(s, sd("feature"), sd("UnionDefaultGraph")))
+    prefixes = " ".join(PREDECLARED)
+    out.append(Triple(s, NamedNode("http://www.w3.org/2000/01/rdf-schema#comment"), Literal(
+        f"predeclared prefixes: {prefixes}" + (
+            "; a query that names no dataset (default-graph-uri, named-graph-uri, FROM) sees "
+            "the union of the named graphs as its default graph" if union_default else ""))))
     out += [Triple(s, sd("resultFormat"), NamedNode(FORMAT_IRIS[f.name])) for f in FORMATS]
     return out

@@ -106,6 +106,18 @@ SCHEMAS: dict[str, Any] = {
     }, ("question",)),
     "AnnotateRequest": _obj({"text": {"type": "string", "minLength": 1, "maxLength": 2000},
                              "language": _NS, "wsd": _NS, "scheme": _SCHEME}, ("text",)),
+    "Document": _obj({
+        "id": _S, "iri": _S, "title": _S, "lang": _S,
+        "source": {"type": "string", "description": "where it was read from, relative to the "
+                                                    "indexed folder ('' when not recorded)"},
+        "text": _S,
+        "annotations": {"type": "array", "items": _obj({
+            "iri": _S, "start": _I, "end": _I, "text": _S,
+            "candidates": {"type": "array", "items": _S},
+            "chosen": {"type": "array", "items": _obj({"concept": _S, "label": _S},
+                                                      ("concept",))},
+            "decision": _NS}, ("iri", "start", "end", "candidates", "chosen"))},
+    }, ("id", "iri", "lang", "text", "annotations")),
     "DocumentInput": _obj({"id": _S, "text": _S, "lang": _S, "title": _S,
                            "metadata": {"type": "object"}}, ("id", "text")),
 }
@@ -141,9 +153,21 @@ def openapi_document() -> dict[str, Any]:
                 **_problems(503)}}},
             "/ask": {"post": {
                 "operationId": "ask", "summary": "Rank documents by the chosen concepts of a question",
+                "description": "A JSON object asks one question. A JSON list (1 to 20 question "
+                               "objects or strings) is a batch: every item is checked first, the "
+                               "answers come in order, and an item the pipeline refuses gets "
+                               "{\"error\": problem} in its place.",
                 "requestBody": {"required": True, "content": {"application/json": {
-                    "schema": {"$ref": "#/components/schemas/AskRequest"}}}},
-                "responses": {"200": _json({"$ref": "#/components/schemas/Answer"}),
+                    "schema": {"oneOf": [
+                        {"$ref": "#/components/schemas/AskRequest"},
+                        {"type": "array", "minItems": 1, "maxItems": 20, "items": {"oneOf": [
+                            {"$ref": "#/components/schemas/AskRequest"},
+                            {"type": "string", "minLength": 1, "maxLength": 2000}]}}]}}}},
+                "responses": {"200": _json({"oneOf": [
+                    {"$ref": "#/components/schemas/Answer"},
+                    {"type": "array", "items": {"anyOf": [
+                        {"$ref": "#/components/schemas/Answer"},
+                        _obj({"error": {"$ref": "#/components/schemas/Problem"}}, ("error",))]}}]}),
                               **_problems(400, 413, 415, 429, 500, 502, 503)}}},
             "/annotate": {"post": {
                 "operationId": "annotate", "summary": "Mentions, candidates and chosen senses",
@@ -195,7 +219,8 @@ def openapi_document() -> dict[str, Any]:
                         "summary": "SPARQL 1.1 Protocol query (read-only; see the W3C protocol)",
                         "parameters": [
                             {"name": "query", "in": "query", "schema": _S,
-                             "description": "without it: the SPARQL Service Description"},
+                             "description": "without it: the SPARQL Service Description (a browser "
+                                            "asking for text/html: a query form)"},
                             {"name": "default-graph-uri", "in": "query",
                              "schema": {"type": "array", "items": _IRI}},
                             {"name": "named-graph-uri", "in": "query",
@@ -210,7 +235,13 @@ def openapi_document() -> dict[str, Any]:
                              "application/sparql-update": {"schema": _S}}},
                          "responses": {**_sparql_responses(), "204": {"description": "updated"},
                                        **_problems(401, 415)}}},
-            "/documents/{doc_id}": {"delete": {
+            "/documents/{doc_id}": {"get": {
+                "operationId": "getDocument",
+                "summary": "one indexed document: its text and its annotations with the "
+                           "chosen concepts",
+                "parameters": [{"name": "doc_id", "in": "path", "required": True, "schema": _S}],
+                "responses": {"200": _json({"$ref": "#/components/schemas/Document"}),
+                              **_problems(404, 503)}}, "delete": {
                 "operationId": "deleteDocument", "security": bearer,
                 "parameters": [{"name": "doc_id", "in": "path", "required": True, "schema": _S}],
                 "responses": {"204": {"description": "deleted"},

@@ -45,6 +45,8 @@ text-align:start;vertical-align:top}tr.chosen{background:#ecfdf5;font-weight:600
 LANGS = ("auto", "he", "en", "de", "fr", "es", "ar")
 #: the page's selector menu: the default, then every mode but the random baseline
 SELECTORS = ("", *(m.value for m in WsdMode if m is not WsdMode.RANDOM))
+#: the version the pipeline gives a decision it reused from the store (its maker's is not kept)
+STORED_VERSION = "stored"
 
 
 def esc(value: object) -> str:
@@ -136,7 +138,7 @@ def mention_block(m: dict[str, Any], dec: dict[str, Any] | None, labels: dict[st
     who = ""
     if sel:
         verb = "chosen by" if chosen else "left undecided by"
-        who = (f'<p>{verb} <b>{esc(sel.get("name"))}</b> selector v{esc(sel.get("version"))}'
+        who = (f'<p>{verb} <b>{esc(sel.get("name"))}</b> selector{selector_version(sel)}'
                + (f', model <b>{esc(sel["model"])}</b>' if sel.get("model") else "")
                + (f', confidence {float(m["confidence"]):.2f}' if m.get("confidence") is not None
                   else "")
@@ -146,6 +148,36 @@ def mention_block(m: dict[str, Any], dec: dict[str, Any] | None, labels: dict[st
         if m.get("reason"):
             who += f'<p class="muted" dir="auto">{esc(m["reason"])}</p>'
     return head + table + who + "</div>"
+
+
+def selector_version(sel: dict[str, Any]) -> str:
+    """`` v1.2`` for a selector's version; nothing when the decision was reused from the store,
+    whose record does not say which version made it (the pipeline marks it ``stored``)."""
+    version = str(sel.get("version") or "")
+    if not version or version == STORED_VERSION:
+        return ""
+    return f" v{esc(version)}"
+
+
+def loaded_block(sources: list[dict[str, Any]], stats: dict[str, Any]) -> str:
+    """What the store holds: each source (file name, kind, languages, entities) and the number
+    of documents; the file's path on the indexing machine is not shown."""
+    docs = int(stats.get("documents", 0))
+    head = (f'<h2>What is loaded</h2><p>{docs} document{"" if docs == 1 else "s"} indexed · '
+            f'{int(stats.get("triples", 0))} statements · {len(sources)} '
+            f'source{"" if len(sources) == 1 else "s"}</p>')
+    if not sources:
+        return head + ('<p class="muted">No thesaurus or dictionary is loaded: run '
+                       '<code>kg-rag demo</code> or <code>kg-rag load FILE</code>.</p>')
+    rows = "".join(
+        f'<tr><td dir="auto">{esc(s.get("title") or s.get("graph", ""))}</td>'
+        f'<td>{esc(s.get("kind", ""))}</td>'
+        f'<td>{esc(", ".join(s.get("languages") or ()) or "—")}</td>'
+        f'<td class="score">{int(s.get("entities") or 0)}</td>'
+        f'<td class="score">{int(s.get("triples") or 0)}</td></tr>'
+        for s in sources)
+    return (head + '<table class="sources"><tr><th>source</th><th>kind</th><th>languages</th>'
+            '<th>entities</th><th>statements</th></tr>' + rows + "</table>")
 
 
 def merged(spans: list[list[int]]) -> list[tuple[int, int, str | None]]:
@@ -270,11 +302,13 @@ def page_routes(kg: KnowledgeGraph, config: Settings) -> list[Route]:
         lang = lang if lang in LANGS else "auto"
         wsd = wsd if wsd in SELECTORS else ""
         if not q.strip():
+            sources, stats = await run_in_threadpool(lambda: (kg.sources(), kg.stats()))
             return HTMLResponse(layout("kg-rag", question_form("", lang, wsd)
                                        + '<p class="muted">Try: <a href="/?q=%D7%94%D7%A4%D7%99'
                                        '%D7%A8%D7%95%D7%AA%20%D7%94%D7%A2%D7%9E%D7%99%D7%A1%D7'
                                        '%95%20%D7%A2%D7%9C%20%D7%94%D7%91%D7%93%D7%99%D7%9D" '
-                                       'dir="rtl">הפירות העמיסו על הבדים</a></p>'))
+                                       'dir="rtl">הפירות העמיסו על הבדים</a></p>'
+                                       + loaded_block(sources, stats)))
         try:
             answer, summary, labels, english, recorded = await run_in_threadpool(compute, q, lang, wsd)
         except KgRagError as e:

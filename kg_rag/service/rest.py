@@ -1,7 +1,7 @@
 """The REST API over :class:`kg_rag.api.KnowledgeGraph`.
 
 ``POST /annotate``, ``POST /ask``, ``GET /explain``, ``GET|POST /documents``,
-``DELETE /documents/{id}`` (writes need the bearer token), ``GET /stats``, ``GET /openapi.json``.
+``GET /documents/{id}``, ``DELETE /documents/{id}`` (writes need the bearer token), ``GET /stats``, ``GET /openapi.json``.
 Pipeline calls run in worker threads; errors become problem+json (:mod:`.problems`).
 """
 
@@ -25,13 +25,15 @@ from kg_rag.api import KnowledgeGraph
 from kg_rag.documents import SourceDocument, doc_from_record, read_documents
 from kg_rag.errors import InputError, KgRagError
 from kg_rag.serialize import answer_dict, language_dict, mention_dict
-from kg_rag.service.bodies import UnsupportedMediaType, media_type, read_body
+from kg_rag.service.bodies import BodyTooLarge, UnsupportedMediaType, media_type, read_body
 from kg_rag.service.openapi import openapi_document
 from kg_rag.service.recording import QuestionRing
 from kg_rag.service.sparql_endpoint import Forbidden, check_token
 from kg_rag.settings import Settings
 
 JSON_LIMIT = 64 * 1024          # /ask and /annotate bodies
+MAX_BATCH = 20                  # questions in one batch POST /ask
+BATCH_LIMIT = 4 * JSON_LIMIT    # a batch POST /ask body
 MAX_UPLOAD_FILES = 20
 _SAFE_NAME = re.compile(r"[^\w.\-]+")
 
@@ -79,11 +81,37 @@ class RestApi:
                              "mentions": [mention_dict(r) for r in reports]})
 
     async def ask(self, request: Request) -> Response:
-        body = await _json_object(request, JSON_LIMIT)
+        """One question (a JSON object), or a batch (a JSON list of up to :data:`MAX_BATCH`
+        question objects or strings) answered in order; every item of a batch is checked before
+        any is asked, and a question the pipeline refuses (e.g. a focus word it does not
+        contain) gets its problem in its place instead of failing the others."""
+        body = await _json_value(request, BATCH_LIMIT)
+        if isinstance(body, list):
+            batch = batch_arguments(body)
+            answers = await run_in_threadpool(self._ask_batch, batch)
+            await run_in_threadpool(self.ring.trim)
+            return JSONResponse(answers)
+        if not isinstance(body, dict):
+            raise InputError("the body must be a JSON object (one question) or a list of them "
+                             "(a batch)")
         answer = await run_in_threadpool(self._call, self.kg.ask, **ask_arguments(body),
                                          record_question=self.ring.enabled)
         await run_in_threadpool(self.ring.trim)
         return JSONResponse(answer_dict(answer))
+
+    def _ask_batch(self, batch: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        out: list[dict[str, Any]] = []
+        for args in batch:
+            try:
+                answer = self._call(self.kg.ask, **args, record_question=self.ring.enabled)
+            except KgRagError as e:
+                if e.http_status >= 500:   # the store or the selector failed: the whole batch
+                    raise
+                out.append({"error": {"type": "about:blank", "title": e.title,
+                                      "status": e.http_status, "detail": str(e)}})
+                continue
+            out.append(answer_dict(answer))
+        return out
 
     async def explain(self, request: Request) -> Response:
         """JSON (summary, readable text, JSON-LD graph); HTML for browsers; Turtle/JSON-LD raw.
@@ -151,6 +179,15 @@ class RestApi:
                              "languages": report.languages, "seconds": round(report.seconds, 3),
                              "ids": [d.id for d in docs]}, status_code=201)
 
+    async def get_document(self, request: Request) -> Response:
+        doc_id = request.path_params["doc_id"]
+        return JSONResponse(await run_in_threadpool(self.kg.document, doc_id))
+
+    async def document(self, request: Request) -> Response:
+        if request.method == "DELETE":
+            return await self.delete_document(request)
+        return await self.get_document(request)
+
     async def delete_document(self, request: Request) -> Response:
         self._check_writes()
         check_token(request, self.config.service_token)
@@ -201,7 +238,7 @@ class RestApi:
             Route("/ask", self.ask, methods=["POST"]),
             Route("/explain", self.explain, methods=["GET"]),
             Route("/documents", self.documents, methods=["GET", "POST"]),
-            Route("/documents/{doc_id:path}", self.delete_document, methods=["DELETE"]),
+            Route("/documents/{doc_id:path}", self.document, methods=["GET", "DELETE"]),
             Route("/stats", self.stats, methods=["GET"]),
             Route("/openapi.json", self.openapi, methods=["GET"]),
         ]
@@ -225,7 +262,8 @@ def preferred(accept: str, offered: tuple[str, ...]) -> str:
     return best if best_q > 0 or not accept.strip() else offered[0]
 
 
-async def _json_object(request: Request, limit: int) -> dict[str, Any]:
+async def _json_value(request: Request, limit: int) -> Any:
+    """The JSON body (any value); a body over ``limit`` bytes is refused (413)."""
     mtype, _ = media_type(request)
     if mtype != "application/json":
         raise UnsupportedMediaType(f"send application/json, not {mtype or 'no media type'}")
@@ -234,9 +272,53 @@ async def _json_object(request: Request, limit: int) -> dict[str, Any]:
         data = json.loads(raw)
     except ValueError as e:
         raise InputError(f"the body is not valid JSON ({e})") from None
+    if isinstance(data, dict) and limit > JSON_LIMIT and len(raw) > JSON_LIMIT:
+        raise BodyTooLarge(f"one question's body may have at most {JSON_LIMIT} bytes")
+    return data
+
+
+async def _json_object(request: Request, limit: int) -> dict[str, Any]:
+    data = await _json_value(request, limit)
     if not isinstance(data, dict):
         raise InputError("the body must be a JSON object")
     return data
+
+
+def batch_arguments(items: list[Any]) -> list[dict[str, Any]]:
+    """Validated :meth:`KnowledgeGraph.ask` arguments of every question of a batch (before any
+    is asked): each item an ask object or the question as a string."""
+    if not items:
+        raise InputError(f"the batch is empty: send 1 to {MAX_BATCH} questions")
+    if len(items) > MAX_BATCH:
+        raise InputError(f"a batch may have at most {MAX_BATCH} questions, not {len(items)}; "
+                         f"split it")
+    out = []
+    for i, item in enumerate(items):
+        if isinstance(item, str):
+            item = {"question": item}
+        if not isinstance(item, dict):
+            raise InputError(f"[{i}]: each question must be an object like "
+                             f'{{"question": "…"}} or a string')
+        try:
+            args = ask_arguments(item)
+            _check_question(args["question"], args["lang"])
+        except InputError as e:
+            raise InputError(f"[{i}]: {e}") from None
+        out.append(args)
+    return out
+
+
+def _check_question(question: str, lang: str | None) -> None:
+    """The checks :meth:`KnowledgeGraph.ask` makes of its input first, made for every item of a
+    batch before any is asked."""
+    from kg_rag.api import MAX_QUESTION_CHARS
+    from kg_rag.text.langid import check_language
+    from kg_rag.text.normalise import nfc, strip_bidi
+
+    if lang and lang != "auto":
+        check_language(lang)
+    if len(nfc(strip_bidi(question)).strip()) > MAX_QUESTION_CHARS:
+        raise InputError(f"the question is longer than {MAX_QUESTION_CHARS} characters")
 
 
 def _str(body: dict[str, Any], name: str, required: bool = False) -> str | None:
@@ -260,9 +342,11 @@ def _wsd(value: str | None) -> WsdMode | None:
 def ask_arguments(body: dict[str, Any]) -> dict[str, Any]:
     """Validated keyword arguments of :meth:`KnowledgeGraph.ask` from a JSON body."""
     k = body.get("k", 10)
-    if isinstance(k, bool) or not isinstance(k, int):
+    if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= 1000:
         raise InputError("'k' must be an integer between 1 and 1000")
     focus = body.get("focus")
+    if isinstance(focus, str) and not focus.strip():
+        raise InputError("'focus' is empty: give the word or phrase the question is about")
     if focus is not None and not isinstance(focus, str):  # a string: the word or phrase itself
         if (not isinstance(focus, list) or len(focus) != 2
                 or not all(isinstance(x, int) and not isinstance(x, bool) for x in focus)):

@@ -23,7 +23,7 @@ from urllib.parse import parse_qs
 import anyio
 from pyoxigraph import NamedNode
 from starlette.requests import Request
-from starlette.responses import Response
+from starlette.responses import HTMLResponse, Response
 from starlette.routing import Route
 
 from kg_rag.errors import InputError, KgRagError, QueryError
@@ -39,8 +39,10 @@ from kg_rag.service.guard import add_using, check_query, check_update
 from kg_rag.service.problems import from_error, problem
 from kg_rag.service.results import KIND_OF_FORM, negotiate, write_triples
 from kg_rag.service.results import media_type as result_media_type
+from kg_rag.service.sparql_page import EXAMPLES, query_form_page, wants_html
 from kg_rag.service.worker import Executor, QueryJob, QueryTimeout
 from kg_rag.settings import Settings
+from kg_rag.store.prologue import PREDECLARED
 from kg_rag.store.render import term
 
 log = logging.getLogger(__name__)
@@ -107,6 +109,8 @@ class SparqlService:
                 return problem(405, "method not allowed", f"use {allow}", {"Allow": allow})
             if (request.method in ("GET", "HEAD") and not update_only
                     and not {"query", "update"} & set(request.query_params)):
+                if wants_html(request.headers.get("accept")):
+                    return self._form(request)
                 return self._description(request)
             op = await self._operation(request, update_only)
             if op.kind == "update":
@@ -146,13 +150,22 @@ class SparqlService:
         wanted = f"{FORM} or {UPDATE}" if update_only else f"{FORM}, {QUERY} or {UPDATE}"
         raise UnsupportedMediaType(f"POST a body of type {wanted}, not {mtype or 'no type'}")
 
+    def _form(self, request: Request) -> Response:
+        """The query form for a browser; ``?example=N`` fills it with example N."""
+        example = request.query_params.get("example", "")
+        text = ""
+        if example.isdigit() and int(example) < len(EXAMPLES):
+            text = EXAMPLES[int(example)][1]
+        return HTMLResponse(query_form_page(text, PREDECLARED), headers={"Vary": "Accept"})
+
     def _description(self, request: Request) -> Response:
         fmt = negotiate(request.headers.get("accept"), "graph")
         if fmt is None:
             raise NotAcceptable("the service description is RDF: accept text/turtle or another "
                                 "RDF format")
         triples = service_description(_base(request), self.config.allow_updates,
-                                      self.config.max_rows, self.config.query_timeout)
+                                      self.config.max_rows, self.config.query_timeout,
+                                      union_default=self.executor.union_default)
         body, _ = write_triples(triples, fmt.name, len(triples))
         return Response(body, media_type=result_media_type(fmt.name), headers={"Vary": "Accept"})
 
@@ -169,11 +182,14 @@ class SparqlService:
         if fmt is None:
             raise NotAcceptable(f"a {info.form} result cannot be given as "
                                 f"{fmt_param or request.headers.get('accept')}")
+        default_graphs = _graphs(op.params, "default-graph-uri")
+        named_graphs = _graphs(op.params, "named-graph-uri")
+        # no dataset named (request or FROM): the default graph is the union of the graphs
+        union = (self.executor.union_default and default_graphs is None and named_graphs is None
+                 and not info.dataset_clauses)
         job = QueryJob(
-            text=op.text, fmt=fmt.name,
-            default_graphs=_graphs(op.params, "default-graph-uri"),
-            named_graphs=_graphs(op.params, "named-graph-uri"),
-            base_iri=_base(request), max_rows=self.config.max_rows,
+            text=op.text, fmt=fmt.name, default_graphs=default_graphs, named_graphs=named_graphs,
+            base_iri=_base(request), max_rows=self.config.max_rows, union_default=union,
         )
         acquired = False
         with anyio.move_on_after(ADMISSION_WAIT):

@@ -26,14 +26,15 @@ import stat
 import threading
 import time
 from dataclasses import dataclass
-from typing import Any
 
 import pyoxigraph
-from pyoxigraph import NamedNode, QueryBoolean, QuerySolutions
+from pyoxigraph import QueryBoolean, QuerySolutions
 
 from kg_rag.errors import QueryError, StoreError
 from kg_rag.service import sandbox
 from kg_rag.service.results import MAX_RESULT_BYTES, write_boolean, write_solutions, write_triples
+from kg_rag.store.embedded import user_query
+from kg_rag.store.prologue import PROLOGUE, predeclare, syntax_message
 
 log = logging.getLogger(__name__)
 
@@ -58,6 +59,9 @@ class QueryJob:
     named_graphs: tuple[str, ...] | None      # protocol named-graph-uri
     base_iri: str | None
     max_rows: int
+    #: no dataset in the request nor the query (FROM): the default graph is the union of all
+    #: graphs, where the engine can do it (:attr:`ForkExecutor.union_default`)
+    union_default: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,11 +73,9 @@ class QueryAnswer:
 
 def evaluate(store: pyoxigraph.Store, job: QueryJob) -> QueryAnswer:
     """Run ``job`` on ``store`` in THIS process and serialise the answer (used by the child)."""
-    kwargs: dict[str, Any] = {"base_iri": job.base_iri}
-    if job.default_graphs is not None or job.named_graphs is not None:
-        kwargs["default_graph"] = [NamedNode(g) for g in job.default_graphs or ()]
-        kwargs["named_graphs"] = [NamedNode(g) for g in job.named_graphs or ()]
-    res = store.query(job.text, **kwargs)
+    res = user_query(store, job.text, base_iri=job.base_iri, default_graphs=job.default_graphs,
+                     named_graphs=job.named_graphs, union_default=job.union_default,
+                     predeclare=True)
     if isinstance(res, QueryBoolean):
         return QueryAnswer(write_boolean(bool(res), job.fmt), job.fmt, False)
     if isinstance(res, QuerySolutions):
@@ -121,8 +123,10 @@ def _child(store: pyoxigraph.Store, job: QueryJob, w: int,
             ans = evaluate(store, job)
             head = {"ok": True, "truncated": ans.truncated, "length": len(ans.body)}
             body = ans.body
-        except SyntaxError as e:
-            head, body = {"ok": False, "kind": "syntax", "message": str(e)}, b""
+        except QueryError as e:   # one line already, its position in the user's text
+            head = {"ok": False, "kind": "syntax",
+                    "message": str(e).removeprefix("malformed query: ")}
+            body = b""
         except MemoryError:
             head, body = {"ok": False, "kind": "memory", "message": "out of memory"}, b""
         except OSError as e:
@@ -152,6 +156,8 @@ class ForkExecutor:
     """Run each query in a forked, killable child of this process (see the module doc)."""
 
     _fork_lock = threading.Lock()  # pipe + fork + close: no child inherits another's write end
+    #: the engine can make the default graph the union of the named graphs
+    union_default = True
 
     def __init__(self, store: pyoxigraph.Store, timeout: float) -> None:
         self.store = store
@@ -224,7 +230,12 @@ class ForkExecutor:
 
 
 class RemoteExecutor:
-    """Forward queries to a remote SPARQL endpoint with a deadline; cap the rows of the answer."""
+    """Forward queries to a remote SPARQL endpoint with a deadline; cap the rows of the answer.
+
+    The default graph is the endpoint's own (``oxigraph serve --union-default-graph`` makes it
+    the union); the standard prefixes go in front of the query's first line."""
+
+    union_default = False
 
     def __init__(self, endpoint: str, timeout: float) -> None:
         import httpx
@@ -238,7 +249,7 @@ class RemoteExecutor:
 
         graph = job.fmt not in ("json", "xml", "csv", "tsv")
         accept = "application/n-triples" if graph else "application/sparql-results+json"
-        form: list[tuple[str, str]] = [("query", job.text)]
+        form: list[tuple[str, str]] = [("query", predeclare(job.text))]
         form += [("default-graph-uri", g) for g in job.default_graphs or ()]
         form += [("named-graph-uri", g) for g in job.named_graphs or ()]
         try:
@@ -250,8 +261,8 @@ class RemoteExecutor:
         except httpx.HTTPError as e:
             raise StoreError(f"cannot reach {self.endpoint}: {e}") from None
         if resp.status_code == 400:
-            first = (resp.text.strip().splitlines() or [""])[0][:300]
-            raise QueryError(f"malformed query: {first}")
+            raise QueryError(f"malformed query: "
+                             f"{syntax_message(resp.text.strip(), job.text, len(PROLOGUE))}")
         if resp.status_code != 200:
             raise StoreError(f"the endpoint answered HTTP {resp.status_code}")
         try:

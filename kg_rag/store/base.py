@@ -170,8 +170,10 @@ class Store(ABC):
         """Run update text that was rendered by this package (never user text without a guard)."""
 
     @abstractmethod
-    def raw_query(self, text: str, fmt: str) -> tuple[bytes, str]:
-        """Run a user's read query; return the serialised answer and its media type."""
+    def raw_query(self, text: str, fmt: str, predeclare: bool = False) -> tuple[bytes, str]:
+        """Run a user's read query; return the serialised answer and its media type.
+        ``predeclare``: the standard prefixes (:mod:`kg_rag.store.prologue`) are known to it,
+        and a syntax error's position still counts from ``text``."""
 
     @abstractmethod
     def named_graphs(self) -> list[NamedNode]: ...

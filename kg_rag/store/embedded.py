@@ -5,13 +5,15 @@ from __future__ import annotations
 import io
 import logging
 import re
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 import pyoxigraph
 from pyoxigraph import NamedNode, Quad, QueryBoolean, QuerySolutions, QueryTriples, Triple
 
 from kg_rag.errors import QueryError, StoreError, StoreLockedError
+from kg_rag.namespaces import PREFIXES
 from kg_rag.store import queries
 from kg_rag.store.base import (
     GRAPH_FORMATS,
@@ -25,6 +27,7 @@ from kg_rag.store.base import (
     check_user_query,
     check_user_update,
 )
+from kg_rag.store.prologue import syntax_message
 from kg_rag.store.render import Term, Values
 
 log = logging.getLogger(__name__)
@@ -145,12 +148,10 @@ class EmbeddedStore(Store):
             raise QueryError(f"{q.name} is not a CONSTRUCT/DESCRIBE query")
         return list(res)
 
-    def raw_query(self, text: str, fmt: str) -> tuple[bytes, str]:
+    def raw_query(self, text: str, fmt: str, predeclare: bool = False) -> tuple[bytes, str]:
         check_user_query(text)
         try:
-            res = self._store.query(text)
-        except SyntaxError as e:
-            raise QueryError(f"malformed query: {e}") from None
+            res = user_query(self._store, text, predeclare=predeclare)
         except (OSError, RuntimeError) as e:
             raise self._engine_error("the query", e) from None
         buf = io.BytesIO()
@@ -271,6 +272,34 @@ class EmbeddedStore(Store):
             self._store.flush()
         except (OSError, RuntimeError) as e:  # the writes were committed already; say so, go on
             log.warning("flushing the store at %s failed: %s", self.location, _first_line(e))
+
+
+# --- a user's query on the engine ---------------------------------------------------------------
+def user_query(engine: pyoxigraph.Store, text: str, *, base_iri: str | None = None,
+               default_graphs: Sequence[str] | None = None,
+               named_graphs: Sequence[str] | None = None, union_default: bool = False,
+               predeclare: bool = False) -> QuerySolutions | QueryBoolean | QueryTriples:
+    """Run a user's (guarded) read query on the engine: the one place that knows how pyoxigraph
+    takes a dataset, the predeclared prefixes and reports a syntax error.
+
+    ``default_graphs``/``named_graphs``: the protocol's dataset (None: not given).
+    ``union_default``: with no dataset given, the default graph is the union of all graphs (the
+    caller checks that the query names no ``FROM`` either: the engine would ignore it).
+    ``predeclare``: the prefixes of :data:`kg_rag.namespaces.PREFIXES` are known to the query.
+    Raises QueryError (one line, positions in ``text``) for a malformed query.
+    """
+    kwargs: dict[str, Any] = {"base_iri": base_iri}
+    if default_graphs is not None or named_graphs is not None:
+        kwargs["default_graph"] = [NamedNode(g) for g in default_graphs or ()]
+        kwargs["named_graphs"] = [NamedNode(g) for g in named_graphs or ()]
+    elif union_default:
+        kwargs["use_default_graph_as_union"] = True
+    if predeclare:
+        kwargs["prefixes"] = dict(PREFIXES)
+    try:
+        return engine.query(text, **kwargs)
+    except SyntaxError as e:
+        raise QueryError(f"malformed query: {syntax_message(str(e), text)}") from None
 
 
 # --- opening a folder -----------------------------------------------------------------------------

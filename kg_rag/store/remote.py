@@ -32,6 +32,8 @@ from kg_rag.store.base import (
     _merge,
     check_user_query,
 )
+from kg_rag.store.prologue import PROLOGUE, syntax_message
+from kg_rag.store.prologue import predeclare as predeclare_prefixes
 from kg_rag.store.render import Term, Values
 
 log = logging.getLogger(__name__)
@@ -108,8 +110,8 @@ class RemoteStore(Store):
         w.setOnlyConneg(True)   # no format=/output= parameters: they override Accept on some stores
         return w
 
-    def _request(self, text: str, accept: str,
-                 allowed: tuple[str, ...] | None = None) -> tuple[bytes, str]:
+    def _request(self, text: str, accept: str, allowed: tuple[str, ...] | None = None,
+                 user_text: str | None = None, shift: int = 0) -> tuple[bytes, str]:
         """POST a query; return the complete body and its media type.
 
         Anything but a complete HTTP 200 answer of an ``allowed`` media type (default: the first
@@ -135,6 +137,11 @@ class RemoteStore(Store):
         except SPARQLWrapperException as e:
             msg = str(e).splitlines()[0]
             if "QueryBadFormed" in type(e).__name__ or "400" in msg:
+                full = str(e).replace("\\n", "\n")
+                at = full.find("error at ")
+                if user_text is not None and at >= 0:   # the engine's own words, one line
+                    detail = syntax_message(full[at:].rstrip("'\" \n"), user_text, shift)
+                    raise QueryError(f"malformed query: {detail}") from None
                 raise QueryError(f"the endpoint rejected the query: {msg}") from None
             raise StoreError(f"the endpoint {self.endpoint} failed: {msg}") from None
         except (urllib.error.URLError, http.client.HTTPException, TimeoutError, OSError) as e:
@@ -184,15 +191,20 @@ class RemoteStore(Store):
         except SyntaxError as e:
             raise StoreError(f"{q.name}: truncated or broken N-Triples from the endpoint: {e}") from None
 
-    def raw_query(self, text: str, fmt: str) -> tuple[bytes, str]:
+    def raw_query(self, text: str, fmt: str, predeclare: bool = False) -> tuple[bytes, str]:
         check_user_query(text)
+        user_text = text
+        # the endpoint takes no prefixes parameter: a one-line prologue, subtracted from errors
+        shift = len(PROLOGUE) if predeclare else 0
+        text = predeclare_prefixes(text) if predeclare else text
         # like the embedded store: a format that does not fit the query form falls back to
         # JSON results (SELECT/ASK) or Turtle (CONSTRUCT/DESCRIBE)
         if fmt in GRAPH_FORMATS:
             wanted, fallback = _MEDIA[fmt], _MEDIA["json"]
         else:
             wanted, fallback = _MEDIA.get(fmt, _MEDIA["json"]), _MEDIA["turtle"]
-        return self._request(text, f"{wanted}, {fallback};q=0.1", (wanted, fallback))
+        return self._request(text, f"{wanted}, {fallback};q=0.1", (wanted, fallback),
+                             user_text=user_text, shift=shift)
 
     def execute_update(self, text: str) -> None:
         self.check_writable()

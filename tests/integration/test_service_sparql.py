@@ -120,9 +120,12 @@ def test_ask_xml_and_dataset_parameters(live: tuple[httpx.Client, EmbeddedStore]
     r = c.get("/sparql", params={"query": q}, headers={"Accept": "application/sparql-results+xml"})
     assert r.status_code == 200
     node = ET.fromstring(r.content).find("{http://www.w3.org/2005/sparql-results#}boolean")
-    assert node is not None and node.text == "false"   # the default graph is empty
+    # no dataset named: the default graph is the union of the named graphs (issue 20)
+    assert node is not None and node.text == "true"
     r = c.get("/sparql", params={"query": q, "default-graph-uri": G.value})
     assert r.json()["boolean"] is True
+    r = c.get("/sparql", params={"query": q, "default-graph-uri": "http://example.org/none"})
+    assert r.json()["boolean"] is False
 
 
 @pytest.mark.parametrize("method,kwargs,status", [

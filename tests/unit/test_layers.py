@@ -37,6 +37,15 @@ EXCEPTIONS = {
         "store runs it too); `kg-rag sparql` refuses before it opens the store",
     ("service/guard.py", "kg_rag.store.guard"):
         "the endpoint checks a query with the same guard before it forks a query child",
+    ("service/worker.py", "kg_rag.store.embedded"):
+        "a query child holds the raw engine (Store.on_engine) and runs the user's query through "
+        "the store layer's one user_query: dataset, union default graph, prefixes, syntax errors",
+    ("service/worker.py", "kg_rag.store.prologue"):
+        "a remote endpoint gets the same predeclared prefixes, and its errors the user's positions",
+    ("service/description.py", "kg_rag.store.prologue"):
+        "the service description names the prefixes the endpoint predeclares",
+    ("service/sparql_endpoint.py", "kg_rag.store.prologue"):
+        "the query form names the prefixes the endpoint predeclares",
     ("service/sparql_endpoint.py", "kg_rag.store.render"):
         "the SPARQL protocol's using-graph-uri IRIs are rendered into the user's update by the "
         "one audited term renderer",
