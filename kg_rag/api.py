@@ -314,11 +314,18 @@ class KnowledgeGraph:
         """Mentions of ``text`` with candidates and chosen senses (decisions are recorded unless
         ``record_question`` is false); ``scheme``: only candidates of that concept scheme or
         loaded source (IRI or name, :meth:`scheme_filter`)."""
+        return self.annotate_text(text, lang, wsd, record_question, scheme)[1]
+
+    def annotate_text(self, text: str, lang: str | None = None,
+                      wsd: WsdMode | str | None = None, record_question: bool = True,
+                      scheme: str | None = None) -> tuple[LanguageGuess, list[MentionReport]]:
+        """:meth:`annotate`, with the language it took the text to be in (:meth:`language`),
+        from one pass over the text."""
         mode = self.mode(wsd)
         q, guess, mentions = self._question(text, lang, self.scheme_filter(scheme))
         write = record_question and mode is not WsdMode.NONE
         iri, decided, _ = self._analyse(q, guess.lang, mentions, mode, write=write)
-        return [_report(d, iri if write and decided else None) for d in decided]
+        return guess, [_report(d, iri if write and decided else None) for d in decided]
 
     def ask(self, question: str, lang: str | None = None, k: int = 10,
             wsd: WsdMode | str | None = None,

@@ -114,7 +114,7 @@ class Lexicon:
         keys, tids, off = self.keys, self._tids, self._off
         for lang, d in per_lang.items():
             idx = self._langs[lang] = _LangIndex()
-            forms: dict[str, int] = {}
+            phrase_kids: list[int] = []
             for key, owners in d.items():
                 kid = len(keys)
                 keys.append(key)
@@ -125,23 +125,30 @@ class Lexicon:
                 off.append(len(tids))
                 d[key] = kid  # same size: safe while iterating
                 if NON_WORD.search(key) is not None:
-                    form = " " + NON_WORD.sub(" ", key) + " "
-                    first = forms.setdefault(form, kid)
-                    if first != kid:
-                        self._alias.setdefault(first, []).append(kid)
+                    phrase_kids.append(kid)
             idx.words = d  # every key of the language (phrases too) → key id
-            if forms:
-                a = ahocorasick.Automaton(ahocorasick.STORE_INTS)
-                for form, kid in forms.items():
-                    a.add_word(form, kid)
-                a.make_automaton()
-                idx.automaton = a
-                idx.n_phrases = len(forms)
+            self._add_phrases(idx, phrase_kids)
         del per_lang
         self._idx_cache: dict[str, list[_LangIndex]] = {}
         self.build_seconds = time.perf_counter() - t0
         log.info("lexicon: %d keys, %d owners, %d languages in %.2fs", len(self.keys),
                  len(self.targets), len(self._langs), self.build_seconds)
+
+    def _add_phrases(self, idx: _LangIndex, phrase_kids: list[int]) -> None:
+        """The phrase automaton of one language over its multiword keys (``phrase_kids``, in key
+        order): one entry per scan form; further keys of the same form are its aliases."""
+        forms: dict[str, int] = {}
+        for kid in phrase_kids:
+            first = forms.setdefault(" " + NON_WORD.sub(" ", self.keys[kid]) + " ", kid)
+            if first != kid:
+                self._alias.setdefault(first, []).append(kid)
+        if forms:
+            auto = ahocorasick.Automaton(ahocorasick.STORE_INTS)
+            for form, kid in forms.items():
+                auto.add_word(form, kid)
+            auto.make_automaton()
+            idx.automaton = auto
+            idx.n_phrases = len(forms)
 
     # --- the disk cache (kept beside the knowledge base's, keyed by the catalog version) ------
     def save(self, path: Path) -> bool:
@@ -218,18 +225,7 @@ class Lexicon:
         keys = self.keys
         idx = _LangIndex()
         idx.words = dict(zip(keys[a:b], range(a, b), strict=True))
-        forms: dict[str, int] = {}
-        for kid in phrase_kids:
-            first = forms.setdefault(" " + NON_WORD.sub(" ", keys[kid]) + " ", kid)
-            if first != kid:
-                self._alias.setdefault(first, []).append(kid)
-        if forms:
-            auto = ahocorasick.Automaton(ahocorasick.STORE_INTS)
-            for form, kid in forms.items():
-                auto.add_word(form, kid)
-            auto.make_automaton()
-            idx.automaton = auto
-            idx.n_phrases = len(forms)
+        self._add_phrases(idx, phrase_kids)
         self._langs[lang] = idx
         del self._pending[lang]
         return idx

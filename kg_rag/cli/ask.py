@@ -76,8 +76,7 @@ def cmd_ask(args: argparse.Namespace) -> int:
 def cmd_annotate(args: argparse.Namespace) -> int:
     with KnowledgeGraph(store_from_args(args)) as kg:
         text = text_arg(args.text, "text")
-        reports = kg.annotate(text, lang=args.lang, wsd=args.wsd, scheme=args.scheme)
-        guess = kg.language(text, lang=args.lang, scheme=args.scheme)
+        guess, reports = kg.annotate_text(text, lang=args.lang, wsd=args.wsd, scheme=args.scheme)
         if args.json:
             print_json({"text": text, "lang": guess.lang, "language": language_dict(guess),
                         "mentions": [mention_dict(r) for r in reports]})

@@ -72,11 +72,10 @@ class RestApi:
         text = _str(body, "text", required=True)
         wsd = _wsd(_str(body, "wsd"))
         scheme = _str(body, "scheme")
-        reports = await run_in_threadpool(self._call, self.kg.annotate, text,
-                                          _str(body, "language"), wsd, self.ring.enabled, scheme)
+        guess, reports = await run_in_threadpool(self._call, self.kg.annotate_text, text,
+                                                 _str(body, "language"), wsd, self.ring.enabled,
+                                                 scheme)
         await run_in_threadpool(self.ring.trim)
-        guess = await run_in_threadpool(self._call, self.kg.language, text, _str(body, "language"),
-                                        scheme)
         return JSONResponse({"text": text, "lang": guess.lang, "language": language_dict(guess),
                              "mentions": [mention_dict(r) for r in reports]})
 
