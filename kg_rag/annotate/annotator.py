@@ -17,7 +17,9 @@ How a text is matched (all in the text's language, plus untagged thesaurus label
 3. multiword keys are also tried over the analyses of consecutive words (``fruit trees`` →
    ``fruit tree``, ``ועצי פרי`` → ``עץ פרי``);
 4. longest match wins, leftmost first. Words inside a fixed phrase give no mentions of their
-   own; words inside a phrase found only through analyses stay as extra, nested mentions;
+   own; words inside a phrase found only through analyses stay as extra, nested mentions —
+   except in a *figurative* phrase (an idiom entry, DATA-MODEL.md "Figurative phrases"), which
+   is one mention with only its figurative readings however it was matched (``וכרסה בין שיניה``);
 5. matched owners are resolved to candidates with ONE query (VALUES over their IRIs).
 """
 
@@ -26,7 +28,7 @@ from __future__ import annotations
 import logging
 from bisect import bisect_right
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from kg_rag.annotate.candidates import Reading, check_pos, lemma_readings, readings_of, sort_key
 from kg_rag.annotate.lexicon import Lexicon
@@ -81,6 +83,7 @@ class LexiconAnnotator:
         self._cands: dict[tuple[str, str | None, tuple[tuple[int, str], ...]],
                           tuple[tuple[Candidate, ...], tuple[tuple[str, ...], ...]]] = {}
         self.schemes = Schemes(store)
+        self._idioms: set[str] = set()   # senses of figurative phrase entries seen so far
 
     @property
     def lexicon(self) -> Lexicon:
@@ -124,14 +127,16 @@ class LexiconAnnotator:
                                   if len({c.scheme for c in cs}) > 1 for c in cs])
             for k, cs in tagged.items():
                 self._cands[k] = (cs, self.schemes.same_meaning(cs) if len(cs) > 1 else ())
-        mentions = []
+        found = []
         for sp, k in keyed:
             final, groups = self._cands[k]
             if not final:
                 continue
             s, e = n.orig_start(sp.start), n.orig_end(sp.end)
-            m = Mention(start=s, end=e, text=text[s:e], lang=code, candidates=final,
-                        fixed_phrase=sp.fixed, same_meaning=groups)
+            found.append((sp.words, Mention(start=s, end=e, text=text[s:e], lang=code, candidates=final,
+                                            fixed_phrase=sp.fixed, same_meaning=groups)))
+        mentions = []
+        for m in _figurative(found, self._idioms) if self._idioms else (m for _, m in found):
             kept = m if scheme is None else scheme.mention(m)
             if kept is not None:
                 mentions.append(kept)
@@ -148,6 +153,8 @@ class LexiconAnnotator:
                     if pos_name is not None and r.pos is not None and r.pos != pos_name:
                         continue
                     cands.setdefault((r.sense, r.concept), r.candidate(lang, how, lex.keys[kid]))
+                    if r.idiom and r.sense is not None and sp.words > 1:
+                        self._idioms.add(r.sense)
         # a concept reached through a dictionary sense is not repeated as a bare label match
         by_sense = {c.concept for c in cands.values() if c.sense is not None}
         return tuple(sorted((c for c in cands.values() if c.sense is not None or c.concept not in by_sense),
@@ -263,6 +270,23 @@ class LexiconAnnotator:
             for t, rs in readings_of(self.store, missing, lang).items():
                 self._readings[(lang, t)] = rs
         return {t: self._readings.get((lang, t), ()) for t in wanted}
+
+
+def _figurative(found: list[tuple[int, Mention]], idioms: set[str]) -> list[Mention]:
+    """A phrase of several words with a figurative reading is one mention with only its
+    figurative readings, and no mention inside it is kept (its words are not read literally)."""
+    figs: list[Mention] = []
+    rest: list[Mention] = []
+    for words, m in found:
+        fig = tuple(c for c in m.candidates if c.sense in idioms) if words > 1 else ()
+        if fig:
+            kept = {c.concept for c in fig}
+            figs.append(replace(m, candidates=fig, fixed_phrase=True,
+                                same_meaning=tuple(g for g in m.same_meaning if set(g) <= kept)))
+        else:
+            rest.append(m)
+    return figs + [m for m in rest
+                   if not any(f.start <= m.start and m.end <= f.end for f in figs)]
 
 
 def _phrase_how(how: str) -> str:
