@@ -30,12 +30,14 @@ from bisect import bisect_right
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 
+from pyoxigraph import NamedNode
+
 from kg_rag.annotate.candidates import Reading, check_pos, lemma_readings, readings_of, sort_key
 from kg_rag.annotate.lexicon import Lexicon
 from kg_rag.annotate.schemes import SchemeFilter, Schemes
 from kg_rag.errors import InputError
 from kg_rag.model import Candidate, Mention
-from kg_rag.store import Store
+from kg_rag.store import Store, Values
 from kg_rag.text.analyse import analyses, clean_surface, fallback_forms, how_rank
 from kg_rag.text.langid import check_language
 from kg_rag.text.normalise import match_key, nfc
@@ -83,7 +85,7 @@ class LexiconAnnotator:
         self._cands: dict[tuple[str, str | None, tuple[tuple[int, str], ...]],
                           tuple[tuple[Candidate, ...], tuple[tuple[str, ...], ...]]] = {}
         self.schemes = Schemes(store)
-        self._idioms: set[str] = set()   # senses of figurative phrase entries seen so far
+        self._figurative: dict[str, bool] = {}   # entry IRI → a fixed figurative phrase?
 
     @property
     def lexicon(self) -> Lexicon:
@@ -135,13 +137,28 @@ class LexiconAnnotator:
             s, e = n.orig_start(sp.start), n.orig_end(sp.end)
             found.append((sp.words, Mention(start=s, end=e, text=text[s:e], lang=code, candidates=final,
                                             fixed_phrase=sp.fixed, same_meaning=groups)))
+        idioms = self._idioms({c.entry for words, m in found if words > 1 for c in m.candidates
+                               if c.entry is not None})
         mentions = []
-        for m in _figurative(found, self._idioms) if self._idioms else (m for _, m in found):
+        for m in _figurative(found, idioms) if idioms else (m for _, m in found):
             kept = m if scheme is None else scheme.mention(m)
             if kept is not None:
                 mentions.append(kept)
         mentions.sort(key=lambda m: (m.start, -m.end))
         return mentions
+
+    def _idioms(self, entries: set[str]) -> set[str]:
+        """Which of ``entries`` (of multiword mentions) are fixed figurative phrases: one query
+        for those not asked before (``sparql/select-figurative-entries.rq``)."""
+        todo = sorted(e for e in entries if e not in self._figurative)
+        if todo:
+            if len(self._figurative) >= _CACHE_LIMIT:
+                self._figurative.clear()
+            rows = self.store.select("select-figurative-entries",
+                                     values=Values.column("entry", [NamedNode(e) for e in todo]))
+            hit = {r["entry"].value for r in rows}
+            self._figurative.update((e, e in hit) for e in todo)
+        return {e for e in entries if self._figurative.get(e, False)}
 
     def _candidates(self, sp: _Span, lang: str, pos_name: str | None,
                     readings: dict[str, tuple[Reading, ...]]) -> tuple[Candidate, ...]:
@@ -153,8 +170,6 @@ class LexiconAnnotator:
                     if pos_name is not None and r.pos is not None and r.pos != pos_name:
                         continue
                     cands.setdefault((r.sense, r.concept), r.candidate(lang, how, lex.keys[kid]))
-                    if r.idiom and r.sense is not None and sp.words > 1:
-                        self._idioms.add(r.sense)
         # a concept reached through a dictionary sense is not repeated as a bare label match
         by_sense = {c.concept for c in cands.values() if c.sense is not None}
         return tuple(sorted((c for c in cands.values() if c.sense is not None or c.concept not in by_sense),
@@ -273,12 +288,13 @@ class LexiconAnnotator:
 
 
 def _figurative(found: list[tuple[int, Mention]], idioms: set[str]) -> list[Mention]:
-    """A phrase of several words with a figurative reading is one mention with only its
-    figurative readings, and no mention inside it is kept (its words are not read literally)."""
+    """A phrase of several words with a figurative reading (an entry in ``idioms``) is one
+    mention with only its figurative readings, and no mention inside it is kept (its words are
+    not read literally)."""
     figs: list[Mention] = []
     rest: list[Mention] = []
     for words, m in found:
-        fig = tuple(c for c in m.candidates if c.sense in idioms) if words > 1 else ()
+        fig = tuple(c for c in m.candidates if c.entry in idioms) if words > 1 else ()
         if fig:
             kept = {c.concept for c in fig}
             figs.append(replace(m, candidates=fig, fixed_phrase=True,

@@ -7,7 +7,7 @@ lemma for the WSD evaluation (``sparql/select-lemma-candidates.rq``).
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from pyoxigraph import Literal, NamedNode
 
@@ -53,8 +53,6 @@ class Reading:
     sense_key: str | None
     ili: str | None
     pos: str | None
-    #: the entry is a fixed figurative phrase (DATA-MODEL.md "Figurative phrases")
-    idiom: bool = False
 
     def candidate(self, lang: str, matched_by: str, lemma: str = "") -> Candidate:
         return Candidate(concept=self.concept, sense=self.sense, entry=self.entry,
@@ -79,11 +77,6 @@ def _int(term: object) -> int | None:
         return None
 
 
-def _true(term: object) -> bool:
-    """An xsd:boolean answer (some engines send ``1`` for true)."""
-    return term is not None and str(term.value).strip().lower() in ("true", "1")  # type: ignore[attr-defined]
-
-
 def _ili_of(concept: str) -> str | None:
     """WordNet synsets with an ILI id are the ILI node itself (DATA-MODEL.md)."""
     return concept[len(_ILI):] if concept.startswith(_ILI) else None
@@ -100,7 +93,6 @@ def _reading(row: Row, entry: str | None) -> Reading:
         sense_key=row["senseKey"].value if "senseKey" in row else None,
         ili=_ili_of(row["concept"].value),
         pos=_pos_name(row.get("pos")),
-        idiom=_true(row.get("idiom")),
     )
 
 
@@ -117,9 +109,7 @@ def _dedupe(readings: Iterable[Reading]) -> tuple[Reading, ...]:
         old = seen.get(k)
         # duplicates come from several labels/ILI statements: keep the smallest values
         if old is None or (r.lemma, r.ili or "", r.pos or "") < (old.lemma, old.ili or "", old.pos or ""):
-            seen[k] = r if old is None or not old.idiom or r.idiom else replace(r, idiom=True)
-        elif r.idiom and not old.idiom:
-            seen[k] = replace(old, idiom=True)
+            seen[k] = r
     return tuple(sorted(seen.values(), key=sort_key))
 
 

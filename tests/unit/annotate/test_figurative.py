@@ -6,11 +6,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from pyoxigraph import Literal
 
 import loaders
 from kg_rag.annotate import LexiconAnnotator
-from kg_rag.annotate.candidates import _true
 from kg_rag.model import Mention
 from kg_rag.resources import resource_path
 from kg_rag.store import EmbeddedStore
@@ -92,11 +90,6 @@ def test_the_same_words_outside_the_idiom_are_read_literally(ann: LexiconAnnotat
     assert ("Break the ice", {"ease"}) in got and ("bucket", {"bucket"}) in got
     assert spans(ann.annotate("The ice in the bucket will break.", "en")) == [
         ("ice", {"ice"}), ("bucket", {"bucket"}), ("break", {"fracture"})]
-
-
-def test_engines_that_send_booleans_as_numbers() -> None:
-    assert _true(Literal("1")) and _true(Literal("true")) and not _true(Literal("0"))
-    assert not _true(Literal("false")) and not _true(None)
 
 
 @pytest.fixture(scope="module")
