@@ -199,8 +199,10 @@ def result_block(r: dict[str, Any], question_iri: str | None) -> str:
         href = "/explain?" + urlencode({"iri": question_iri, "document": r["iri"]}, quote_via=quote)
         why = f' · <a class="why" href="{esc(href)}">why?</a>'
     return (f'<div class="result"><div><b dir="auto">{link(r["iri"], r.get("title") or r["id"])}'
-            f'</b> <span class="muted">{esc(r["id"])} · {esc(r.get("lang", ""))} · score '
-            f'{float(r["score"]):.3f}{why}</span></div>'
+            f'</b> <span class="muted">{esc(r["id"])} · {esc(r.get("lang", ""))} · '
+            f'<span class="score" title="relevance 0–1: the expected share of the question\'s '
+            f'words whose meaning the document shares (ranking score {float(r["score"]):.3f})">'
+            f'relevance {float(r.get("relevance", 0.0)):.2f}</span>{why}</span></div>'
             f'<p dir="auto" class="passage">{highlighted(r.get("passage", ""), spans)}</p>'
             f'<div class="muted">via {concepts or "—"}</div></div>')
 

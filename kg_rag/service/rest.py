@@ -24,6 +24,7 @@ from kg_rag import Explanation, WsdMode
 from kg_rag.api import KnowledgeGraph
 from kg_rag.documents import SourceDocument, doc_from_record, read_documents
 from kg_rag.errors import InputError, KgRagError
+from kg_rag.pipeline.relevance import check_min_relevance
 from kg_rag.serialize import answer_dict, language_dict, mention_dict
 from kg_rag.service.bodies import BodyTooLarge, UnsupportedMediaType, media_type, read_body
 from kg_rag.service.openapi import openapi_document
@@ -352,7 +353,8 @@ def ask_arguments(body: dict[str, Any]) -> dict[str, Any]:
             raise InputError("'focus' must be [start, end] character offsets or a word of the question")
         focus = (focus[0], focus[1])
     return {"question": _str(body, "question", required=True), "lang": _str(body, "language"),
-            "k": k, "wsd": _wsd(_str(body, "wsd")), "focus": focus, "scheme": _str(body, "scheme")}
+            "k": k, "wsd": _wsd(_str(body, "wsd")), "focus": focus, "scheme": _str(body, "scheme"),
+            "min_score": check_min_relevance(body.get("min_score", 0.0))}
 
 
 def _json_documents(body: dict[str, Any], limit: int) -> list[SourceDocument]:
