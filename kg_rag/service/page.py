@@ -19,7 +19,7 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, Response
 from starlette.routing import Route
 
-from kg_rag import Answer, Explanation, WsdMode
+from kg_rag import Answer, WsdMode
 from kg_rag.api import KnowledgeGraph
 from kg_rag.errors import KgRagError, NotFoundError
 from kg_rag.serialize import answer_dict
@@ -80,10 +80,10 @@ def highlighted(text: str, spans: list[tuple[int, int, str | None]]) -> str:
     return "".join(out)
 
 
-def layout(title: str, body: str) -> str:
+def layout(title: str, body: str, css: str = "") -> str:
     return (f'<!doctype html>\n<html lang="en"><head><meta charset="utf-8">'
             f'<meta name="viewport" content="width=device-width, initial-scale=1">'
-            f"<title>{esc(title)}</title><style>{CSS}</style></head><body>"
+            f"<title>{esc(title)}</title><style>{CSS}{css}</style></head><body>"
             f'<h1><a href="/">kg-rag</a> — explainable retrieval</h1>{body}'
             f'<p class="muted">Everything here is in the knowledge graph: '
             f'<a href="/sparql">SPARQL endpoint</a> · <a href="/openapi.json">REST API</a></p>'
@@ -236,21 +236,6 @@ def answer_page(q: str, lang: str, wsd: str, answer: dict[str, Any],
 def error_page(q: str, lang: str, wsd: str, err: KgRagError) -> str:
     return layout("kg-rag", question_form(q, lang, wsd)
                   + f'<p class="error" dir="auto"><b>{esc(err.title)}</b>: {esc(err)}</p>')
-
-
-def explanation_page(ex: Explanation) -> str:
-    """The explanation of one IRI: the readable text, or the resource's statements."""
-    root = ex.root
-    rows = ex.summary.get("resource")
-    if rows is None:
-        body = f'<pre dir="auto" style="white-space:pre-wrap">{esc(ex.text())}</pre>'
-    else:
-        body = "<table>" + "".join(
-            f'<tr><td>{esc(r["predicate"].rsplit("#", 1)[-1].rsplit("/", 1)[-1])}</td>'
-            f'<td dir="auto">{link(r["object"], r["object"]) if r["iri"] else esc(r["object"])}'
-            f'{" <span class=muted>@" + esc(r["lang"]) + "</span>" if r["lang"] else ""}</td></tr>'
-            for r in sorted(rows, key=lambda r: (r["predicate"], r["object"]))) + "</table>"
-    return layout(f"explain {root}", f"<h2>Explanation of {link(root, root)}</h2>{body}")
 
 
 SKOS_DEFINITION = "http://www.w3.org/2004/02/skos/core#definition"

@@ -131,9 +131,10 @@ class RestApi:
 
             return HTMLResponse(error_page("", "auto", "", e), status_code=e.http_status)
         if want == "text/html":
-            from kg_rag.service.page import explanation_page
+            from kg_rag.service.explain_page import concept_iris, explanation_page
 
-            return HTMLResponse(explanation_page(ex))
+            english = await run_in_threadpool(self._call, self.kg.labels, concept_iris(ex.summary), "en")
+            return HTMLResponse(explanation_page(ex, english))
         if want == "application/ld+json":
             return Response(ex.jsonld(), media_type="application/ld+json")
         if want == "text/turtle":

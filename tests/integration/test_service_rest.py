@@ -99,7 +99,7 @@ def test_explain_json_html_and_turtle(api: tuple[httpx.Client, KnowledgeGraph]) 
     assert body["iri"] == iri and body["summary"]["mentions"] and body["text"]
     assert any(node.get("@id") == iri for node in body["graph"])
     r = c.get("/explain", params={"iri": iri}, headers={"Accept": "text/html"})
-    assert r.headers["content-type"].startswith("text/html") and "<pre" in r.text
+    assert r.headers["content-type"].startswith("text/html") and '<svg class="explanation-graph"' in r.text
     r = c.get("/explain", params={"iri": iri}, headers={"Accept": "text/turtle"})
     assert r.headers["content-type"].startswith("text/turtle") and "kgr:" in r.text
     _problem(c.get("/explain", params={"iri": "not an iri"}), 400)
