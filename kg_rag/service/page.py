@@ -86,7 +86,7 @@ def layout(title: str, body: str, css: str = "") -> str:
             f"<title>{esc(title)}</title><style>{CSS}{css}</style></head><body>"
             f'<h1><a href="/">kg-rag</a> — explainable retrieval</h1>{body}'
             f'<p class="muted">Everything here is in the knowledge graph: '
-            f'<a href="/sparql">SPARQL endpoint</a> · <a href="/openapi.json">REST API</a></p>'
+            f'<a href="/sparql">SPARQL endpoint</a> · <a href="/docs">REST API</a> (<a href="/openapi.json">OpenAPI</a>)</p>'
             f"</body></html>")
 
 

@@ -180,3 +180,28 @@ def test_an_english_explanation_graph(base_url: str, browser: object) -> None:
     ARTIFACTS.mkdir(exist_ok=True)
     page.screenshot(path=str(ARTIFACTS / "explain-graph-english.png"), full_page=True)
     page.close()
+
+
+def test_the_api_docs_page_renders_offline_and_sends_a_question(base_url: str, browser: object) -> None:
+    page = browser.new_page(viewport={"width": 1100, "height": 900})  # type: ignore[attr-defined]
+    outside: list[str] = []
+    page.on("request", lambda r: outside.append(r.url) if not r.url.startswith(base_url) else None)
+    page.goto(base_url + "/docs")
+    assert page.locator("div.op").count() >= 10
+    assert page.locator("#schema-Answer table").count() == 1
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / "api-docs-top.png"))
+    form = page.locator('form.try-json[data-path="/ask"]')
+    form.locator("button").click()
+    out = form.locator("pre.out")
+    page.wait_for_function("e => e.textContent.startsWith('200')", arg=out.element_handle())
+    text = out.inner_text()
+    assert '"results"' in text and '"relevance"' in text and "branch" in text
+    page.screenshot(path=str(ARTIFACTS / "api-docs.png"))
+    # a GET form is a plain form to the operation itself
+    page.goto(base_url + "/docs")
+    page.locator('form.try-get[action="/stats"] button').click()
+    page.wait_for_url(base_url + "/stats*")
+    assert '"documents"' in page.content()
+    assert outside == []
+    page.close()
