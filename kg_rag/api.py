@@ -165,12 +165,17 @@ class KnowledgeGraph:
     # --- documents --------------------------------------------------------------------------
     def index(self, paths: Iterable[str | Path], lang: str | None = None,
               wsd: WsdMode | str | None = None, progress: Callable[[int], None] | None = None,
-              total: Callable[[int], None] | None = None, strict: bool = False) -> IndexReport:
+              total: Callable[[int], None] | None = None, strict: bool = False,
+              prune: bool = False) -> IndexReport:
         """Read the documents at ``paths`` (files or folders) and index them; ``lang`` for those
         that do not say. ``total(n)`` is called once with the number of documents read, then
         ``progress(1)`` after each document. A file in a folder that is no document (binary,
         empty, a .pdf, …) is skipped and named in the report's ``skipped``; ``strict``: it is an
-        error instead, and nothing is indexed."""
+        error instead, and nothing is indexed.
+
+        The report's ``gone`` lists the documents indexed earlier from the same folders or files
+        that this run did not read (a deleted file, a record left out of a JSON Lines file); they
+        stay in the store, and a warning is logged, unless ``prune`` deletes them."""
         mode = self.mode(wsd)
         skipped: list[str] | None = None if strict else []
         docs = read_documents(paths, self.settings.max_document_bytes, skipped)
@@ -179,7 +184,27 @@ class KnowledgeGraph:
         if total is not None:
             total(len(docs))
         rep = self.index_documents(docs, wsd=mode, progress=progress)
-        return replace(rep, skipped=list(skipped or []))
+        gone = self._gone(docs)
+        if gone and prune:
+            self.delete_many(gone)
+        elif gone:
+            log.warning("%d document(s) indexed earlier from the same folders or files are no "
+                        "longer there and stay in the store (prune=True, kg-rag index --prune, "
+                        "deletes them): %s%s", len(gone), ", ".join(gone[:10]),
+                        ", …" if len(gone) > 10 else "")
+        return replace(rep, skipped=list(skipped or []), gone=gone, pruned=bool(gone and prune))
+
+    def _gone(self, docs: Sequence[SourceDocument]) -> list[str]:
+        """Ids of the documents of the roots of ``docs`` (``kgr:indexRoot``) that are not
+        among ``docs``."""
+        from pyoxigraph import Literal
+
+        read = {d.id for d in docs}
+        gone: set[str] = set()
+        for root in sorted({d.root for d in docs if d.root}):
+            rows = self.store.select("select-documents-of-root", bind={"root": Literal(root)})
+            gone.update(r["id"].value for r in rows if r["id"].value not in read)
+        return sorted(gone)
 
     def index_documents(self, docs: Sequence[SourceDocument], wsd: WsdMode | str | None = None,
                         progress: Callable[[int], None] | None = None) -> IndexReport:

@@ -42,6 +42,9 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("--strict", action="store_true",
                    help="a file in a folder that is no document (binary, empty, .pdf, ...) is an "
                         "error and nothing is indexed (default: it is skipped and named)")
+    p.add_argument("--prune", action="store_true",
+                   help="delete the documents indexed earlier from these folders or files that "
+                        "are no longer there (default: they stay, and a warning names them)")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_index)
 
@@ -63,6 +66,9 @@ def cmd_index(args: argparse.Namespace) -> int:
             bar.total = n
             bar.refresh()
 
+        if "-" in args.paths and args.prune:
+            raise InputError("--prune is for folders and files (standard input has no earlier "
+                             "documents to compare with)")
         if "-" not in args.paths and (args.stdin_id != "stdin" or args.stdin_format != "auto"):
             raise InputError("--id and --stdin-format are for the document on standard input; "
                              "give '-' as a path")
@@ -75,7 +81,7 @@ def cmd_index(args: argparse.Namespace) -> int:
                               skipped=list(skipped or []))
             else:
                 rep = kg.index(args.paths, lang=args.lang, wsd=args.wsd, progress=bar.update,
-                               total=total, strict=args.strict)
+                               total=total, strict=args.strict, prune=args.prune)
         finally:
             bar.close()
         uses_llm = kg.mode(args.wsd).uses_llm
@@ -88,6 +94,10 @@ def cmd_index(args: argparse.Namespace) -> int:
               f"{rep.decided} decided, {plural(rep.reused, 'decision')} reused"
               + (f"; {plural(rep.llm_calls, 'LLM call')} ({1000 * rep.llm_calls / max(rep.mentions, 1):.1f} "
                  f"per 1,000 mentions)" if uses_llm or rep.llm_calls else ""))
+        if rep.pruned:
+            print(f"deleted {plural(len(rep.gone), 'document')} indexed earlier from these folders "
+                  f"or files that {'is' if len(rep.gone) == 1 else 'are'} no longer there: "
+                  + for_terminal(", ".join(rep.gone)))
         if rep.skipped:
             print(f"skipped {plural(len(rep.skipped), 'file')} that {'is' if len(rep.skipped) == 1 else 'are'} "
                   f"no document (--strict makes this an error):", file=sys.stderr)

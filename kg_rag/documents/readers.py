@@ -36,6 +36,17 @@ class SourceDocument:
     title: str = ""
     source: str = ""
     metadata: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
+    #: the opaque key of the folder or file it was read from (:func:`root_key`; "" when not read
+    #: from one), recorded so that re-indexing that folder or file finds the documents gone
+    root: str = ""
+
+
+def root_key(path: Path) -> str:
+    """An opaque key of the folder or file ``path``: the first 16 hex digits of the SHA-256 of
+    its absolute path (the path itself is never recorded)."""
+    import hashlib
+
+    return hashlib.sha256(str(path.resolve()).encode("utf-8")).hexdigest()[:16]
 
 
 class _TextExtractor(HTMLParser):
@@ -179,10 +190,12 @@ def read_documents(paths: Iterable[str | Path], limit: int,
             if not files:
                 raise InputError(f"{p}: no .txt, .md, .html or .jsonl files in this folder")
             before = len(out)
+            root = root_key(p)
             for f in files:
                 rel = f.relative_to(p)
                 try:
-                    out.extend(read_path(f, limit, rel.with_suffix("").as_posix(), rel.as_posix()))
+                    out.extend(replace(d, root=root) for d in
+                               read_path(f, limit, rel.with_suffix("").as_posix(), rel.as_posix()))
                 except InputError as e:
                     if skipped is None:
                         raise
@@ -192,7 +205,8 @@ def read_documents(paths: Iterable[str | Path], limit: int,
                 raise InputError(f"{p}: no file in this folder could be read as a document "
                                  f"({len(reasons)} skipped; the first: {reasons[0]})")
         elif p.exists():
-            out.extend(read_path(p, limit))
+            root = root_key(p)
+            out.extend(replace(d, root=root) for d in read_path(p, limit))
         else:
             raise InputError(f"{p}: no such file or folder")
     seen: dict[str, str] = {}

@@ -41,6 +41,11 @@ class IndexReport:
     llm_calls: int = 0
     #: files of the given folders that were not documents, each with its one-line reason
     skipped: list[str] = field(default_factory=list)
+    #: ids of documents indexed earlier from the same folders or files that this run did not
+    #: read (their files are gone, or records left a JSON Lines file): still in the store unless
+    #: ``pruned``
+    gone: list[str] = field(default_factory=list)
+    pruned: bool = False
 
 
 def shift(mentions: Sequence[Mention], offset: int) -> list[Mention]:
@@ -76,7 +81,7 @@ def document_change(store: Store, doc: SourceDocument, units: Sequence[Unit], la
     main_lang = max(langs, key=lambda k: langs[k])
     outcome = decide(store, units, selector)
     owner = Owner(record.doc_iri(doc.id), KGR.Document, doc.id, doc.text, main_lang, doc.title,
-                  doc.source)
+                  doc.source, doc.root)
     return text_change(owner, units, outcome), outcome
 
 

@@ -11,6 +11,7 @@ import json
 import re
 import tempfile
 import threading
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -231,7 +232,8 @@ class RestApi:
         if isinstance(lang, str) and lang:
             docs = [SourceDocument(d.id, d.text, d.lang or lang, d.title, d.source, d.metadata)
                     for d in docs]
-        return docs
+        # an upload's temporary file is no folder or file to re-index: no root is recorded
+        return [replace(d, root="") for d in docs]
 
     def routes(self) -> list[Route]:
         return [
