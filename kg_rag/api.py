@@ -29,7 +29,7 @@ from kg_rag.model import Answer, LanguageGuess, Mention, MentionReport
 from kg_rag.namespaces import ID, KGR
 from kg_rag.pipeline import record
 from kg_rag.pipeline.decide import Decided, Outcome, Unit, decide
-from kg_rag.pipeline.index import IndexReport, index_documents
+from kg_rag.pipeline.index import Detail, IndexReport, index_documents
 from kg_rag.pipeline.ranking_config import RetrievalConfig
 from kg_rag.pipeline.relevance import check_min_relevance
 from kg_rag.pipeline.retrieve import (
@@ -166,7 +166,7 @@ class KnowledgeGraph:
     def index(self, paths: Iterable[str | Path], lang: str | None = None,
               wsd: WsdMode | str | None = None, progress: Callable[[int], None] | None = None,
               total: Callable[[int], None] | None = None, strict: bool = False,
-              prune: bool = False) -> IndexReport:
+              prune: bool = False, detail: Detail | None = None) -> IndexReport:
         """Read the documents at ``paths`` (files or folders) and index them; ``lang`` for those
         that do not say. ``total(n)`` is called once with the number of documents read, then
         ``progress(1)`` after each document. A file in a folder that is no document (binary,
@@ -183,7 +183,7 @@ class KnowledgeGraph:
             docs = [replace(d, lang=d.lang or lang) for d in docs]
         if total is not None:
             total(len(docs))
-        rep = self.index_documents(docs, wsd=mode, progress=progress)
+        rep = self.index_documents(docs, wsd=mode, progress=progress, detail=detail)
         gone = self._gone(docs)
         if gone and prune:
             self.delete_many(gone)
@@ -207,7 +207,11 @@ class KnowledgeGraph:
         return sorted(gone)
 
     def index_documents(self, docs: Sequence[SourceDocument], wsd: WsdMode | str | None = None,
-                        progress: Callable[[int], None] | None = None) -> IndexReport:
+                        progress: Callable[[int], None] | None = None,
+                        detail: Detail | None = None) -> IndexReport:
+        """Index ``docs``; ``progress(1)`` after each document is written, ``detail(doc_id,
+        stage, done, total)`` within each (:data:`~kg_rag.pipeline.index.Detail`: characters
+        annotated, mentions decided)."""
         limit = self.settings.max_document_bytes
         for d in docs:
             if len(d.text.encode("utf-8")) > limit:
@@ -217,7 +221,8 @@ class KnowledgeGraph:
         if mode is WsdMode.NONE:
             mode = WsdMode.KNOWLEDGE  # documents are always decided; none applies to matching
         with self.write_lock:
-            return index_documents(self.store, docs, self.annotator, self.selector(mode), progress)
+            return index_documents(self.store, docs, self.annotator, self.selector(mode), progress,
+                                   detail)
 
     def delete(self, doc_id: str) -> None:
         iri = record.doc_iri(doc_id)

@@ -7,6 +7,7 @@ import sys
 import tempfile
 from dataclasses import asdict, replace
 from pathlib import Path
+from typing import Any
 
 from tqdm import tqdm
 
@@ -23,6 +24,41 @@ from kg_rag.documents import SourceDocument, read_documents
 from kg_rag.documents.readers import read_path
 from kg_rag.errors import InputError
 from kg_rag.text.normalise import for_terminal
+
+#: a document of more characters gets a progress bar of its own while it is indexed
+LONG_DOCUMENT = 100_000
+
+
+class WithinDocument:
+    """A second progress bar for a long document: its characters annotated, then how many of its
+    mentions are being decided (``detail`` of :meth:`KnowledgeGraph.index`)."""
+
+    def __init__(self, enabled: bool, long: int = LONG_DOCUMENT) -> None:
+        self.enabled, self.long = enabled, long
+        self.bar: tqdm[Any] | None = None
+
+    def __call__(self, doc_id: str, stage: str, done: int, total: int) -> None:
+        if not self.enabled:
+            return
+        if stage == "annotate":
+            if total < self.long:
+                return
+            if self.bar is None:
+                self.bar = tqdm(total=total, unit="char", unit_scale=True, leave=False,
+                                position=1, file=sys.stderr, desc=f"{for_terminal(doc_id)[:30]}: annotating")
+            self.bar.update(done - self.bar.n)
+        elif self.bar is not None and stage == "decide":
+            if done < total or total == 0:
+                self.bar.set_description_str(f"{for_terminal(doc_id)[:30]}: deciding "
+                                             f"{plural(total, 'ambiguous mention')}")
+            else:
+                self.close()
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
+            self.bar = None
+
 
 #: what ``index -`` reads from standard input → the suffix whose reader reads it
 STDIN_FORMATS = {"text": ".txt", "markdown": ".md", "html": ".html", "jsonl": ".jsonl"}
@@ -61,6 +97,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 def cmd_index(args: argparse.Namespace) -> int:
     with KnowledgeGraph(store_from_args(args)) as kg:
         bar = tqdm(unit="doc", disable=not progress_enabled(), file=sys.stderr)
+        within = WithinDocument(progress_enabled())
 
         def total(n: int) -> None:
             bar.total = n
@@ -77,12 +114,14 @@ def cmd_index(args: argparse.Namespace) -> int:
                 skipped: list[str] | None = None if args.strict else []
                 docs = _documents(args, kg.settings.max_document_bytes, skipped)
                 total(len(docs))
-                rep = replace(kg.index_documents(docs, wsd=args.wsd, progress=bar.update),
+                rep = replace(kg.index_documents(docs, wsd=args.wsd, progress=bar.update,
+                                                 detail=within),
                               skipped=list(skipped or []))
             else:
                 rep = kg.index(args.paths, lang=args.lang, wsd=args.wsd, progress=bar.update,
-                               total=total, strict=args.strict, prune=args.prune)
+                               total=total, strict=args.strict, prune=args.prune, detail=within)
         finally:
+            within.close()
             bar.close()
         uses_llm = kg.mode(args.wsd).uses_llm
     if args.json:

@@ -116,3 +116,47 @@ def test_records_left_out_of_a_json_lines_file_are_gone(
     # nothing to compare standard input with: a usage error
     assert main(["--store", str(store), "index", "--prune", "-"]) == 2
     assert "--prune is for folders and files" in capsys.readouterr().err
+
+
+def _long_document() -> str:
+    return "\n\n".join(["The fruits weighed down the branches of the fig tree.",
+                        "The river bank was muddy after the rain."] * 40)
+
+
+def test_progress_within_one_document_counts_its_characters_then_its_decisions(store: Path) -> None:
+    from kg_rag.api import KnowledgeGraph
+    from kg_rag.documents import SourceDocument
+    from kg_rag.store import open_store
+
+    calls: list[tuple[str, str, int, int]] = []
+    text = _long_document()
+    with KnowledgeGraph(open_store(path=str(store))) as kg:
+        rep = kg.index_documents([SourceDocument("long", text, "en")],
+                                 detail=lambda *a: calls.append(a))
+    annotate = [c for c in calls if c[1] == "annotate"]
+    assert len(annotate) == 80 and all(c[0] == "long" and c[3] == len(text) for c in annotate)
+    done = [c[2] for c in annotate]
+    assert done == sorted(done) and done[-1] == len(text) and done[0] < len(text)
+    decide = [c[2:] for c in calls if c[1] == "decide"]
+    assert decide == [(0, rep.ambiguous), (rep.ambiguous, rep.ambiguous)] and rep.ambiguous > 0
+    assert calls.index(("long", "decide", 0, rep.ambiguous)) > calls.index(annotate[-1])
+
+
+def test_a_long_document_gets_a_bar_of_its_own(capsys: pytest.CaptureFixture[str]) -> None:
+    from kg_rag.cli.documents import WithinDocument
+
+    within = WithinDocument(enabled=True, long=1000)
+    within("short", "annotate", 10, 500)      # under the threshold: no bar
+    assert within.bar is None
+    within("long", "annotate", 600, 2000)
+    within("long", "annotate", 2000, 2000)
+    assert within.bar is not None and within.bar.n == 2000
+    within("long", "decide", 0, 7)
+    assert "long: deciding 7 ambiguous mentions" in str(within.bar)
+    within("long", "decide", 7, 7)
+    assert within.bar is None
+    err = capsys.readouterr().err
+    assert "long: annotating" in err and "short" not in err
+    quiet = WithinDocument(enabled=False, long=1)
+    quiet("long", "annotate", 1, 2)
+    assert quiet.bar is None
