@@ -170,7 +170,7 @@ class KnowledgeGraph:
         """Read the documents at ``paths`` (files or folders) and index them; ``lang`` for those
         that do not say. ``total(n)`` is called once with the number of documents read, then
         ``progress(1)`` after each document. A file in a folder that is no document (binary,
-        empty, a .pdf, …) is skipped and named in the report's ``skipped``; ``strict``: it is an
+        empty, a .pdf without the documents extra, …) is skipped and named in the report's ``skipped``; ``strict``: it is an
         error instead, and nothing is indexed.
 
         The report's ``gone`` lists the documents indexed earlier from the same folders or files

@@ -65,7 +65,8 @@ STDIN_FORMATS = {"text": ".txt", "markdown": ".md", "html": ".html", "jsonl": ".
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    p = sub.add_parser("index", help="index documents (txt, md, html, jsonl; folders walked; - for stdin)")
+    p = sub.add_parser("index", help="index documents (txt, md, html, jsonl; pdf, docx with the documents extra; "
+                                        "folders walked; - for stdin)")
     p.add_argument("paths", nargs="+", metavar="PATH",
                    help="files or folders; '-' reads one document (or JSON Lines) from standard input")
     p.add_argument("--lang", help="language of documents that do not say (default: detected per paragraph)")
@@ -76,7 +77,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
                    help="what standard input holds (default: JSON Lines if it starts with '{', "
                         "HTML if with '<', else text)")
     p.add_argument("--strict", action="store_true",
-                   help="a file in a folder that is no document (binary, empty, .pdf, ...) is an "
+                   help="a file in a folder that is no document (binary, empty, .odt, ...) is an "
                         "error and nothing is indexed (default: it is skipped and named)")
     p.add_argument("--prune", action="store_true",
                    help="delete the documents indexed earlier from these folders or files that "
