@@ -65,8 +65,20 @@ def _candidates(m: Mapping[str, Any], english: Mapping[str, str]) -> str:
             f'{esc(sel.get("label") or "a selector")} · confidence {float(dec.get("confidence") or 0):.2f}'
             f'{" · reused" if dec.get("reused") else ""}</span></div>'
             + (f'<p class="muted">evidence: {esc(why)}</p>' if why else "")
+            + _llm(dec)
             + '<table><tr><th>sense</th><th>definition</th><th>probability</th></tr>'
             + "".join(rows) + "</table></div>")
+
+
+def _llm(dec: Mapping[str, Any]) -> str:
+    """An LLM decision's model and rationale, in words."""
+    llm = dec.get("llm")
+    if not llm:
+        return ""
+    model = (dec.get("selector") or {}).get("model") or "an LLM"
+    why = f': <span dir="auto">{esc(llm["rationale"])}</span>' if llm.get("rationale") else ""
+    return (f'<p class="muted">asked {esc(model)} ({esc(llm.get("template") or "")}, '
+            f'{int(llm.get("tokens_in") or 0)} tokens in, {int(llm.get("tokens_out") or 0)} out){why}</p>')
 
 
 def _q(iri: str) -> str:

@@ -55,6 +55,13 @@ def test_the_page_isolates_each_run_and_says_the_evidence_in_words() -> None:
     assert "<bdi>ענף</bdi> <span class=\"muted\">— <bdi>branch</bdi></span>" in html
     assert "closeness in the thesaurus to the other words&#x27; concepts" in html
     assert not re.search(r"prior\+ppr", html.split("<details>")[0])
+    llm = _summary()
+    llm["mentions"][0]["decision"] |= {"reason": "", "llm": {
+        "template": "wsd-v1", "tokens_in": 120, "tokens_out": 9, "rationale": "עצים נושאים פירות"}}
+    llm["mentions"][0]["decision"]["selector"]["model"] = "llama3.1"
+    html = explanation_page(_Ex(llm), {})
+    assert ('asked llama3.1 (wsd-v1, 120 tokens in, 9 out): <span dir="auto">עצים נושאים פירות'
+            '</span>') in html
 
 
 class _Ex:
