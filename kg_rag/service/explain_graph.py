@@ -26,6 +26,7 @@ W, GAP, PAD = 160, 34, 12          # column width, gap between columns, padding
 LINE = 17                          # text line height
 COLUMNS = ("word", "annotation", "decision", "concept", "document")
 MAX_DOCUMENTS = 8
+MAX_WORDS = 40                     # rows drawn; a longer question says how many are left out
 #: the knowledge selector's evidence names, in words
 EVIDENCE = {"prior": "how common each sense is",
             "ppr": "closeness in the thesaurus to the other words' concepts",
@@ -117,6 +118,8 @@ def explanation_svg(summary: Mapping[str, Any], english: Mapping[str, str]) -> s
     """The SVG of a question's explanation (``summary`` as :meth:`Explanation.summary` has it;
     ``english``: concept IRI → English label)."""
     mentions = sorted(summary.get("mentions", []), key=lambda m: (m.get("start", 0), -m.get("end", 0)))
+    left_out = max(0, len(mentions) - MAX_WORDS)
+    mentions = mentions[:MAX_WORDS]
     result = summary.get("result")
     coverage = {(c.get("start"), c.get("end")): c for c in (result or {}).get("coverage", [])}
     nodes: list[_Node] = []
@@ -185,6 +188,9 @@ def explanation_svg(summary: Mapping[str, Any], english: Mapping[str, str]) -> s
                 nodes.append(cn)
             edges.append(_edge(before.right, cn.left, "chosen"))
         y += row_h + 18
+    if left_out:
+        edges.append(_text(_x(0) + W / 2, y, f"and {left_out} more words", "muted", 12))
+        y += 24
     docs = summary.get("documents", [])
     if result is not None:
         docs = [d for d in docs if d.get("iri") == result.get("document")] or [

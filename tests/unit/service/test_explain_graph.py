@@ -82,3 +82,16 @@ def test_a_real_result_explanation_shows_relevance_and_each_words_share() -> Non
     assert f"relevance {a.results[0].relevance:.2f}" in html
     assert html.count("share ") >= len(a.mentions)
     assert "<bdi>ענף</bdi> <span class=\"muted\">— <bdi>branch</bdi></span>" in html
+
+
+def test_a_long_question_draws_its_first_words_and_says_how_many_more() -> None:
+    from kg_rag.service.explain_graph import MAX_WORDS
+
+    s = _summary()
+    one = s["mentions"][0]
+    s["mentions"] = [{**one, "start": 10 * i, "end": 10 * i + 5, "decision": None}
+                     for i in range(MAX_WORDS + 3)]
+    root = ET.fromstring(explanation_svg(s, {}))
+    words = [g for g in root.iter(SVG + "g") if g.get("data-kind") == "word"]
+    assert len(words) == MAX_WORDS
+    assert any(t.text == "and 3 more words" for t in root.iter(SVG + "text"))
