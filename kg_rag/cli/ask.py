@@ -5,11 +5,10 @@ from __future__ import annotations
 import argparse
 import re
 
-from kg_rag.api import KnowledgeGraph
+from kg_rag.api import KnowledgeGraph, check_min_relevance
 from kg_rag.cli.common import WSD_HELP, print_json, store_from_args, text_arg, wsd_arg
 from kg_rag.cli.render import answer_text, mention_lines
 from kg_rag.errors import InputError
-from kg_rag.pipeline.relevance import check_min_relevance
 from kg_rag.serialize import answer_dict, language_dict, mention_dict
 from kg_rag.text.normalise import for_terminal
 

@@ -22,10 +22,9 @@ from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.routing import Route
 
 from kg_rag import Explanation, WsdMode
-from kg_rag.api import KnowledgeGraph
+from kg_rag.api import KnowledgeGraph, check_min_relevance
 from kg_rag.documents import SourceDocument, doc_from_record, read_documents
 from kg_rag.errors import InputError, KgRagError
-from kg_rag.pipeline.relevance import check_min_relevance
 from kg_rag.serialize import answer_dict, language_dict, mention_dict
 from kg_rag.service.bodies import BodyTooLarge, UnsupportedMediaType, media_type, read_body
 from kg_rag.service.openapi import openapi_document
