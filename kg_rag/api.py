@@ -31,7 +31,7 @@ from kg_rag.pipeline import record
 from kg_rag.pipeline.decide import Decided, Outcome, Unit, decide
 from kg_rag.pipeline.index import Detail, IndexReport, index_documents
 from kg_rag.pipeline.ranking_config import RetrievalConfig
-from kg_rag.pipeline.relevance import check_min_relevance
+from kg_rag.pipeline.relevance import check_min_relevance as check_min_relevance
 from kg_rag.pipeline.retrieve import (
     expand,
     focus_mentions,
