@@ -29,14 +29,15 @@ from kg_rag.model import Answer, LanguageGuess, Mention, MentionReport
 from kg_rag.namespaces import ID, KGR
 from kg_rag.pipeline import record
 from kg_rag.pipeline.decide import Decided, Outcome, Unit, decide
-from kg_rag.pipeline.index import IndexReport, index_documents
+from kg_rag.pipeline.index import Detail, IndexReport, index_documents
 from kg_rag.pipeline.ranking_config import RetrievalConfig
+from kg_rag.pipeline.relevance import check_min_relevance as check_min_relevance
 from kg_rag.pipeline.retrieve import (
     expand,
     focus_mentions,
     mention_reading,
     question_concepts,
-    rank,
+    ranked,
 )
 from kg_rag.pipeline.write import Owner, write_text
 from kg_rag.senses.base import SenseSelector
@@ -58,6 +59,15 @@ NO_CONCEPT = ("no known concept in the question: none of its words is a label or
               "this store; rephrase it, give its language, or load a vocabulary that covers it")
 #: :attr:`Answer.reason` when the question's concepts are in no indexed document
 NO_MATCH = "no indexed document mentions the question's concepts"
+
+
+def no_match(min_score: float, cut: int, best: float) -> str:
+    """:attr:`Answer.reason` of an answer without results: :data:`NO_MATCH`, or that the
+    minimum relevance left out every document that matched."""
+    if not cut:
+        return NO_MATCH
+    return (f"no document reaches the minimum relevance {min_score:g}: {cut} matched the "
+            f"question's concepts, the most relevant at {best:.3f}")
 
 
 class KnowledgeGraph:
@@ -155,12 +165,17 @@ class KnowledgeGraph:
     # --- documents --------------------------------------------------------------------------
     def index(self, paths: Iterable[str | Path], lang: str | None = None,
               wsd: WsdMode | str | None = None, progress: Callable[[int], None] | None = None,
-              total: Callable[[int], None] | None = None, strict: bool = False) -> IndexReport:
+              total: Callable[[int], None] | None = None, strict: bool = False,
+              prune: bool = False, detail: Detail | None = None) -> IndexReport:
         """Read the documents at ``paths`` (files or folders) and index them; ``lang`` for those
         that do not say. ``total(n)`` is called once with the number of documents read, then
         ``progress(1)`` after each document. A file in a folder that is no document (binary,
-        empty, a .pdf, …) is skipped and named in the report's ``skipped``; ``strict``: it is an
-        error instead, and nothing is indexed."""
+        empty, a .pdf without the documents extra, …) is skipped and named in the report's ``skipped``; ``strict``: it is an
+        error instead, and nothing is indexed.
+
+        The report's ``gone`` lists the documents indexed earlier from the same folders or files
+        that this run did not read (a deleted file, a record left out of a JSON Lines file); they
+        stay in the store, and a warning is logged, unless ``prune`` deletes them."""
         mode = self.mode(wsd)
         skipped: list[str] | None = None if strict else []
         docs = read_documents(paths, self.settings.max_document_bytes, skipped)
@@ -168,11 +183,35 @@ class KnowledgeGraph:
             docs = [replace(d, lang=d.lang or lang) for d in docs]
         if total is not None:
             total(len(docs))
-        rep = self.index_documents(docs, wsd=mode, progress=progress)
-        return replace(rep, skipped=list(skipped or []))
+        rep = self.index_documents(docs, wsd=mode, progress=progress, detail=detail)
+        gone = self._gone(docs)
+        if gone and prune:
+            self.delete_many(gone)
+        elif gone:
+            log.warning("%d document(s) indexed earlier from the same folders or files are no "
+                        "longer there and stay in the store (prune=True, kg-rag index --prune, "
+                        "deletes them): %s%s", len(gone), ", ".join(gone[:10]),
+                        ", …" if len(gone) > 10 else "")
+        return replace(rep, skipped=list(skipped or []), gone=gone, pruned=bool(gone and prune))
+
+    def _gone(self, docs: Sequence[SourceDocument]) -> list[str]:
+        """Ids of the documents of the roots of ``docs`` (``kgr:indexRoot``) that are not
+        among ``docs``."""
+        from pyoxigraph import Literal
+
+        read = {d.id for d in docs}
+        gone: set[str] = set()
+        for root in sorted({d.root for d in docs if d.root}):
+            rows = self.store.select("select-documents-of-root", bind={"root": Literal(root)})
+            gone.update(r["id"].value for r in rows if r["id"].value not in read)
+        return sorted(gone)
 
     def index_documents(self, docs: Sequence[SourceDocument], wsd: WsdMode | str | None = None,
-                        progress: Callable[[int], None] | None = None) -> IndexReport:
+                        progress: Callable[[int], None] | None = None,
+                        detail: Detail | None = None) -> IndexReport:
+        """Index ``docs``; ``progress(1)`` after each document is written, ``detail(doc_id,
+        stage, done, total)`` within each (:data:`~kg_rag.pipeline.index.Detail`: characters
+        annotated, mentions decided)."""
         limit = self.settings.max_document_bytes
         for d in docs:
             if len(d.text.encode("utf-8")) > limit:
@@ -182,7 +221,8 @@ class KnowledgeGraph:
         if mode is WsdMode.NONE:
             mode = WsdMode.KNOWLEDGE  # documents are always decided; none applies to matching
         with self.write_lock:
-            return index_documents(self.store, docs, self.annotator, self.selector(mode), progress)
+            return index_documents(self.store, docs, self.annotator, self.selector(mode), progress,
+                                   detail)
 
     def delete(self, doc_id: str) -> None:
         iri = record.doc_iri(doc_id)
@@ -331,7 +371,7 @@ class KnowledgeGraph:
             wsd: WsdMode | str | None = None,
             focus: tuple[int, int] | str | None = None, expansion: dict[str, float] | None = None,
             exclude_ids: Iterable[str] = (), record_question: bool = True,
-            scheme: str | None = None) -> Answer:
+            scheme: str | None = None, min_score: float = 0.0) -> Answer:
         """Annotate the question, decide its senses, rank documents by the chosen concepts.
 
         A question none of whose words the store knows is no error: its answer has no results
@@ -344,10 +384,13 @@ class KnowledgeGraph:
         a Hebrew word with prefix letters). ``record_question``: write the question and its
         decisions (for ``explain``), else nothing. ``scheme``: only the readings of that
         concept scheme or loaded source (IRI or name), and only documents through its concepts.
+        ``min_score``: leave out the documents whose relevance (:attr:`Result.relevance`, in
+        [0, 1]) is below it; when that leaves none, :attr:`Answer.reason` says so.
         """
         t0 = time.perf_counter()
         if not isinstance(k, int) or k < 1 or k > 1000:
             raise InputError("k must be an integer between 1 and 1000")
+        min_score = check_min_relevance(min_score)
         mode = self.mode(wsd)
         schemes = self.scheme_filter(scheme)
         q, guess, mentions = self._question(question, lang, schemes)
@@ -369,8 +412,9 @@ class KnowledgeGraph:
         if not decided:  # an empty result, not an error: nothing to rank by, nothing recorded
             return Answer(question=q, question_iri="", lang=code, mentions=(), results=(), wsd=mode,
                           timings_ms={"analyse": (t1 - t0) * 1000}, language=guess, reason=NO_CONCEPT)
-        concepts = question_concepts([mention_reading(d.mention, d.selection, d.decision.value if d.decision else None,
-                                                      mode is WsdMode.NONE) for d in decided], focus)
+        readings = [mention_reading(d.mention, d.selection, d.decision.value if d.decision else None,
+                                    mode is WsdMode.NONE) for d in decided]
+        concepts = question_concepts(readings, focus)
         expanded = expand(self.store, concepts, cfg)
         if schemes is not None:  # expansion stays inside the scheme too
             from kg_rag.annotate import LexiconAnnotator
@@ -379,14 +423,16 @@ class KnowledgeGraph:
             assert isinstance(annotator, LexiconAnnotator)  # _question checked it
             kept = schemes.concepts(annotator.schemes, [c.iri for c in expanded])
             expanded = [c for c in expanded if c.iri in kept]
-        results = rank(self.store, expanded, k, code, cfg, exclude_ids=frozenset(exclude_ids))
+        found = ranked(self.store, expanded, k, code, cfg, frozenset(exclude_ids), readings, focus,
+                       min_score)
+        results = found.results
         t2 = time.perf_counter()
         return Answer(
             question=q, question_iri=iri.value, lang=code,
             mentions=tuple(_report(d, iri if record_question else None) for d in decided), results=tuple(results), wsd=mode,
             llm_calls=outcome.llm_calls, tokens_in=outcome.tokens_in, tokens_out=outcome.tokens_out,
             timings_ms={"analyse": (t1 - t0) * 1000, "retrieve": (t2 - t1) * 1000},
-            language=guess, reason="" if results else NO_MATCH,
+            language=guess, reason="" if results else no_match(min_score, found.cut, found.best_cut),
         )
 
     def explain(self, iri: str, document: str | None = None) -> Explanation:

@@ -115,6 +115,9 @@ class KgRagRetriever(BaseRetriever):
     """An open knowledge graph to use instead of ``path``/``endpoint``."""
     k: int = Field(default=4, ge=1, le=1000)
     """Number of documents to return."""
+    min_score: float = Field(default=0.0, ge=0.0, le=1.0)
+    """Leave out documents whose relevance (metadata ``relevance``, in [0, 1]: the expected share
+    of the question's words whose meaning the document shares) is below it."""
     wsd: WsdMode | None = None
     """Sense selection: ``knowledge`` (offline), ``llm``, ``llm,knowledge``, ``none`` (label
     matching, every candidate concept); None = the ``KG_RAG_WSD`` setting."""
@@ -171,6 +174,7 @@ class KgRagRetriever(BaseRetriever):
         wsd: WsdMode | str | None = None,
         language: str | None = None,
         focus: tuple[int, int] | str | None = None,
+        min_score: float | None = None,
     ) -> Answer:
         """The full :class:`~kg_rag.model.Answer` (mentions, selections, results) for ``query``."""
         # the knowledge graph records the question under its own writer lock
@@ -181,6 +185,7 @@ class KgRagRetriever(BaseRetriever):
             wsd=wsd or self.wsd,
             focus=focus,
             expansion=self.expansion,
+            min_score=self.min_score if min_score is None else min_score,
         )
 
     # --- BaseRetriever --------------------------------------------------------------------------
@@ -196,11 +201,11 @@ class KgRagRetriever(BaseRetriever):
         return await asyncio.to_thread(self._retrieve, query, kwargs)
 
     def _retrieve(self, query: str, options: dict[str, Any]) -> list[Document]:
-        unknown = set(options) - {"k", "wsd", "language", "focus", "verbose"}
+        unknown = set(options) - {"k", "wsd", "language", "focus", "min_score", "verbose"}
         if unknown:
             raise InputError(
                 f"unknown retriever option(s) {', '.join(sorted(unknown))}; "
-                f"use k, wsd, language or focus"
+                f"use k, wsd, language, focus or min_score"
             )
         k = options.get("k")
         if k is not None and (not isinstance(k, int) or isinstance(k, bool) or not 1 <= k <= 1000):
@@ -209,7 +214,9 @@ class KgRagRetriever(BaseRetriever):
         if wsd is not None:
             wsd = WsdMode.parse(wsd)
         focus = _focus(options.get("focus"))
-        answer = self.ask(query, k=k, wsd=wsd, language=options.get("language"), focus=focus)
+        min_score = options.get("min_score")
+        answer = self.ask(query, k=k, wsd=wsd, language=options.get("language"), focus=focus,
+                          min_score=min_score)
         return answer_documents(self.graph, answer)
 
 
@@ -252,6 +259,7 @@ def _document(r: Result, answer: Answer, chosen: list[dict[str, Any]], location:
         metadata={
             "doc_id": r.doc_id,
             "doc_iri": r.doc_iri,
+            "relevance": r.relevance,
             "score": r.score,
             "lang": r.lang,
             "title": r.title,

@@ -181,6 +181,9 @@ class Result:
     concepts: tuple[MatchedConcept, ...] = ()
     decisions: tuple[str, ...] = ()
     contributions: tuple[Contribution, ...] = ()     # what the score sums, in summation order
+    #: in [0, 1]: the expected share of the question's words whose meaning the document shares
+    #: (kg_rag.pipeline.relevance); ``score`` orders the results, its size means nothing alone
+    relevance: float = 0.0
 
 
 @dataclass(frozen=True, slots=True)

@@ -53,7 +53,8 @@ def contribution_dict(c: Contribution) -> dict[str, Any]:
 
 def result_dict(r: Result) -> dict[str, Any]:
     return {
-        "id": r.doc_id, "iri": r.doc_iri, "score": r.score, "lang": r.lang, "title": r.title,
+        "id": r.doc_id, "iri": r.doc_iri, "relevance": r.relevance, "score": r.score,
+        "lang": r.lang, "title": r.title,
         "passage": r.passage, "passage_start": r.passage_start,
         "highlights": [list(h) for h in r.highlights],
         "concepts": [{"iri": c.iri, "label": c.label, "weight": c.weight} for c in r.concepts],

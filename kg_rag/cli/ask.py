@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import re
 
-from kg_rag.api import KnowledgeGraph
+from kg_rag.api import KnowledgeGraph, check_min_relevance
 from kg_rag.cli.common import WSD_HELP, print_json, store_from_args, text_arg, wsd_arg
 from kg_rag.cli.render import answer_text, mention_lines, same_looking
 from kg_rag.errors import InputError
@@ -26,12 +26,23 @@ def _focus(value: str) -> tuple[int, int] | str:
     return value
 
 
+def _min_score(value: str) -> float:
+    """``--min-score``: a relevance between 0 and 1 (a usage error otherwise)."""
+    try:
+        return check_min_relevance(float(value))
+    except (ValueError, InputError):
+        raise argparse.ArgumentTypeError(f"{value!r} is no number between 0 and 1") from None
+
+
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p = sub.add_parser("ask", help="retrieve documents for a question by its chosen concepts")
     p.add_argument("question", help="the question ('-': read it from standard input)")
     p.add_argument("--lang", default="auto", help="language code or auto (default)")
     p.add_argument("-k", type=int, default=10, help="number of documents (default 10)")
     p.add_argument("--wsd", type=wsd_arg, help=WSD_HELP)
+    p.add_argument("--min-score", type=_min_score, default=0.0, metavar="R",
+                   help="leave out documents whose relevance (0-1, the expected share of the "
+                        "question's words whose meaning the document shares) is below R")
     p.add_argument("--focus", type=str, metavar="WORD|START:END",
                    help="the word or phrase the question is about ('bank#2': its second "
                         "occurrence), or its START:END character offsets")
@@ -65,7 +76,7 @@ def cmd_ask(args: argparse.Namespace) -> int:
     with KnowledgeGraph(store_from_args(args)) as kg:
         focus = _focus(args.focus) if args.focus else None
         answer = kg.ask(text_arg(args.question, "question"), lang=args.lang, k=args.k, wsd=args.wsd, focus=focus,
-                        scheme=args.scheme)
+                        scheme=args.scheme, min_score=args.min_score)
         if args.json:
             print_json(answer_dict(answer))
         else:

@@ -7,6 +7,7 @@ import sys
 import tempfile
 from dataclasses import asdict, replace
 from pathlib import Path
+from typing import Any
 
 from tqdm import tqdm
 
@@ -24,12 +25,48 @@ from kg_rag.documents.readers import read_path
 from kg_rag.errors import InputError
 from kg_rag.text.normalise import for_terminal
 
+#: a document of more characters gets a progress bar of its own while it is indexed
+LONG_DOCUMENT = 100_000
+
+
+class WithinDocument:
+    """A second progress bar for a long document: its characters annotated, then how many of its
+    mentions are being decided (``detail`` of :meth:`KnowledgeGraph.index`)."""
+
+    def __init__(self, enabled: bool, long: int = LONG_DOCUMENT) -> None:
+        self.enabled, self.long = enabled, long
+        self.bar: tqdm[Any] | None = None
+
+    def __call__(self, doc_id: str, stage: str, done: int, total: int) -> None:
+        if not self.enabled:
+            return
+        if stage == "annotate":
+            if total < self.long:
+                return
+            if self.bar is None:
+                self.bar = tqdm(total=total, unit="char", unit_scale=True, leave=False,
+                                position=1, file=sys.stderr, desc=f"{for_terminal(doc_id)[:30]}: annotating")
+            self.bar.update(done - self.bar.n)
+        elif self.bar is not None and stage == "decide":
+            if done < total or total == 0:
+                self.bar.set_description_str(f"{for_terminal(doc_id)[:30]}: deciding "
+                                             f"{plural(total, 'ambiguous mention')}")
+            else:
+                self.close()
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
+            self.bar = None
+
+
 #: what ``index -`` reads from standard input → the suffix whose reader reads it
 STDIN_FORMATS = {"text": ".txt", "markdown": ".md", "html": ".html", "jsonl": ".jsonl"}
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    p = sub.add_parser("index", help="index documents (txt, md, html, jsonl; folders walked; - for stdin)")
+    p = sub.add_parser("index", help="index documents (txt, md, html, jsonl; pdf, docx with the documents extra; "
+                                        "folders walked; - for stdin)")
     p.add_argument("paths", nargs="+", metavar="PATH",
                    help="files or folders; '-' reads one document (or JSON Lines) from standard input")
     p.add_argument("--lang", help="language of documents that do not say (default: detected per paragraph)")
@@ -40,8 +77,11 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
                    help="what standard input holds (default: JSON Lines if it starts with '{', "
                         "HTML if with '<', else text)")
     p.add_argument("--strict", action="store_true",
-                   help="a file in a folder that is no document (binary, empty, .pdf, ...) is an "
+                   help="a file in a folder that is no document (binary, empty, .odt, ...) is an "
                         "error and nothing is indexed (default: it is skipped and named)")
+    p.add_argument("--prune", action="store_true",
+                   help="delete the documents indexed earlier from these folders or files that "
+                        "are no longer there (default: they stay, and a warning names them)")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_index)
 
@@ -58,11 +98,15 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 def cmd_index(args: argparse.Namespace) -> int:
     with KnowledgeGraph(store_from_args(args)) as kg:
         bar = tqdm(unit="doc", disable=not progress_enabled(), file=sys.stderr)
+        within = WithinDocument(progress_enabled())
 
         def total(n: int) -> None:
             bar.total = n
             bar.refresh()
 
+        if "-" in args.paths and args.prune:
+            raise InputError("--prune is for folders and files (standard input has no earlier "
+                             "documents to compare with)")
         if "-" not in args.paths and (args.stdin_id != "stdin" or args.stdin_format != "auto"):
             raise InputError("--id and --stdin-format are for the document on standard input; "
                              "give '-' as a path")
@@ -71,12 +115,14 @@ def cmd_index(args: argparse.Namespace) -> int:
                 skipped: list[str] | None = None if args.strict else []
                 docs = _documents(args, kg.settings.max_document_bytes, skipped)
                 total(len(docs))
-                rep = replace(kg.index_documents(docs, wsd=args.wsd, progress=bar.update),
+                rep = replace(kg.index_documents(docs, wsd=args.wsd, progress=bar.update,
+                                                 detail=within),
                               skipped=list(skipped or []))
             else:
                 rep = kg.index(args.paths, lang=args.lang, wsd=args.wsd, progress=bar.update,
-                               total=total, strict=args.strict)
+                               total=total, strict=args.strict, prune=args.prune, detail=within)
         finally:
+            within.close()
             bar.close()
         uses_llm = kg.mode(args.wsd).uses_llm
     if args.json:
@@ -88,6 +134,10 @@ def cmd_index(args: argparse.Namespace) -> int:
               f"{rep.decided} decided, {plural(rep.reused, 'decision')} reused"
               + (f"; {plural(rep.llm_calls, 'LLM call')} ({1000 * rep.llm_calls / max(rep.mentions, 1):.1f} "
                  f"per 1,000 mentions)" if uses_llm or rep.llm_calls else ""))
+        if rep.pruned:
+            print(f"deleted {plural(len(rep.gone), 'document')} indexed earlier from these folders "
+                  f"or files that {'is' if len(rep.gone) == 1 else 'are'} no longer there: "
+                  + for_terminal(", ".join(rep.gone)))
         if rep.skipped:
             print(f"skipped {plural(len(rep.skipped), 'file')} that {'is' if len(rep.skipped) == 1 else 'are'} "
                   f"no document (--strict makes this an error):", file=sys.stderr)

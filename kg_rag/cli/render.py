@@ -80,9 +80,12 @@ def answer_text(kg: KnowledgeGraph, a: Answer, passages: bool = True) -> str:
     lines += mention_lines(a.mentions, labels, glosses)
     if not a.results:
         lines.append(f"  no results: {a.reason or 'no document matches the chosen concepts'}")
+    if a.results:
+        lines.append("  documents (relevance 0-1: the expected share of the question's words whose "
+                     "meaning the document shares):")
     for i, r in enumerate(a.results, 1):
         via = ", ".join(c.label for c in r.concepts[:4])
-        lines.append(f"  {i:2d}. {r.score:7.3f}  {r.doc_id} [{r.lang}] {r.title} — via {via}")
+        lines.append(f"  {i:2d}. {r.relevance:4.2f}  {r.doc_id} [{r.lang}] {r.title} — via {via}")
         if passages:
             lines.append(f"        {_highlight(r.passage, r.highlights)}")
     if a.llm_calls:

@@ -1,4 +1,5 @@
-"""Read documents from files and folders: plain text, Markdown, HTML, JSON Lines.
+"""Read documents from files and folders: plain text, Markdown, HTML, JSON Lines; PDF and DOCX
+with the ``documents`` extra (:mod:`.office`).
 
 Every problem is an :class:`InputError` naming the file (and line for JSON Lines), raised before
 anything is written: binary files, undecodable text, documents over the size limit, bad JSON.
@@ -21,11 +22,15 @@ from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
 
-from kg_rag.errors import InputError
+from kg_rag.errors import ConfigError, InputError
 from kg_rag.text.normalise import nfc
 
 SUFFIXES = {".txt": "text", ".text": "text", ".md": "markdown", ".markdown": "markdown",
-            ".html": "html", ".htm": "html", ".jsonl": "jsonl", ".ndjson": "jsonl"}
+            ".html": "html", ".htm": "html", ".jsonl": "jsonl", ".ndjson": "jsonl",
+            ".pdf": "pdf", ".docx": "docx"}
+#: formats whose files are not text: the size limit applies to the text read from them, and to
+#: the file at this many times it
+BINARY = {"pdf": 20, "docx": 20}
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,6 +41,17 @@ class SourceDocument:
     title: str = ""
     source: str = ""
     metadata: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
+    #: the opaque key of the folder or file it was read from (:func:`root_key`; "" when not read
+    #: from one), recorded so that re-indexing that folder or file finds the documents gone
+    root: str = ""
+
+
+def root_key(path: Path) -> str:
+    """An opaque key of the folder or file ``path``: the first 16 hex digits of the SHA-256 of
+    its absolute path (the path itself is never recorded)."""
+    import hashlib
+
+    return hashlib.sha256(str(path.resolve()).encode("utf-8")).hexdigest()[:16]
 
 
 class _TextExtractor(HTMLParser):
@@ -128,11 +144,21 @@ def read_path(path: Path, limit: int, ident: str | None = None,
                          f"use one of {', '.join(sorted(SUFFIXES))}")
     try:
         size = path.stat().st_size
-        if kind != "jsonl":
+        if kind in BINARY:
+            _check_size(str(path), size, limit * BINARY[kind])
+        elif kind != "jsonl":
             _check_size(str(path), size, limit)
-        data = path.read_bytes()
+        data = b"" if kind in BINARY else path.read_bytes()
     except OSError as e:
         raise InputError(f"{path}: cannot read ({e.strerror})") from None
+    if kind in BINARY:
+        from kg_rag.documents.office import docx_text, pdf_text
+
+        title, text, meta = (pdf_text if kind == "pdf" else docx_text)(path)
+        if not text.strip():
+            raise InputError(f"{path}: no text in this {kind.upper()} file (a scan needs OCR first)")
+        _check_size(str(path), len(text.encode("utf-8")), limit)
+        return [SourceDocument(ident, text, None, title or path.stem, source, meta)]
     text = _decode(path, data)
     if kind == "jsonl":
         docs = []
@@ -177,13 +203,15 @@ def read_documents(paths: Iterable[str | Path], limit: int,
                 skipped.extend(f"{f}: unsupported document type {f.suffix or '(none)'}; skipped"
                                for f in found if f.suffix.lower() not in SUFFIXES)
             if not files:
-                raise InputError(f"{p}: no .txt, .md, .html or .jsonl files in this folder")
+                raise InputError(f"{p}: no .txt, .md, .html, .jsonl, .pdf or .docx files in this folder")
             before = len(out)
+            root = root_key(p)
             for f in files:
                 rel = f.relative_to(p)
                 try:
-                    out.extend(read_path(f, limit, rel.with_suffix("").as_posix(), rel.as_posix()))
-                except InputError as e:
+                    out.extend(replace(d, root=root) for d in
+                               read_path(f, limit, rel.with_suffix("").as_posix(), rel.as_posix()))
+                except (InputError, ConfigError) as e:   # ConfigError: the extra is missing
                     if skipped is None:
                         raise
                     skipped.append(str(e))
@@ -192,7 +220,8 @@ def read_documents(paths: Iterable[str | Path], limit: int,
                 raise InputError(f"{p}: no file in this folder could be read as a document "
                                  f"({len(reasons)} skipped; the first: {reasons[0]})")
         elif p.exists():
-            out.extend(read_path(p, limit))
+            root = root_key(p)
+            out.extend(replace(d, root=root) for d in read_path(p, limit))
         else:
             raise InputError(f"{p}: no such file or folder")
     seen: dict[str, str] = {}

@@ -213,6 +213,11 @@ def render_text(s: dict[str, Any]) -> str:
             continue
         labels = ", ".join(c["label"] for c in d["concepts"])
         lines.append(f"document {d['id']} [{d['language']}] {d.get('title') or ''} — via {labels}")
+    if result is not None and "relevance" in result:
+        parts = ", ".join(f"“{c['text']}” {c['coverage']:.2f}" + (f" (focus ×{c['weight']:g})" if c["weight"] != 1 else "")
+                          for c in result.get("coverage", []))
+        lines.append(f"relevance {result['relevance']:.2f}: the expected share of the question's words whose "
+                     f"meaning the document shares — {parts}")
     if result is not None:
         r = result.get("retrieval") or {}
         lines.append(f"score {result['score']:.3f}, ranked by arithmetic {r.get('version')} (match "

@@ -33,11 +33,13 @@ from kg_rag.explain.question import (
 from kg_rag.model import Agent, Candidate, Mention, Selection
 from kg_rag.namespaces import KGR, OA, PROV, RDF
 from kg_rag.pipeline.ranking_config import MATCH_MODES, RetrievalConfig
+from kg_rag.pipeline.relevance import relevance
 from kg_rag.pipeline.retrieve import (
     QueryConcept,
     QuestionReading,
     Scores,
     expand,
+    focus_mentions,
     mention_reading,
     question_concepts,
     score,
@@ -87,6 +89,12 @@ def explain_result(store: Store, question: str, document: str) -> Explanation:
     summary["result"] = _links(summary, triples, document, expanded, mentions, scores,
                                config.match == "fused")
     summary["result"]["retrieval"] = {k: v for k, v in recorded.items() if k != "config"}
+    focused = focus_mentions([(m.start, m.end) for m in readings], recorded["focus"])
+    rel = relevance(readings, focused, expanded, scores, document, config.focus_boost)
+    summary["result"]["relevance"] = rel.value
+    summary["result"]["coverage"] = [
+        {"text": m.get("text"), "start": m.get("start"), "end": m.get("end"), "coverage": c,
+         "weight": w} for m, c, w in zip(mentions, rel.coverage, rel.weights, strict=True)]
     return Explanation(question, tuple(triples), summary)
 
 

@@ -41,6 +41,11 @@ class IndexReport:
     llm_calls: int = 0
     #: files of the given folders that were not documents, each with its one-line reason
     skipped: list[str] = field(default_factory=list)
+    #: ids of documents indexed earlier from the same folders or files that this run did not
+    #: read (their files are gone, or records left a JSON Lines file): still in the store unless
+    #: ``pruned``
+    gone: list[str] = field(default_factory=list)
+    pruned: bool = False
 
 
 def shift(mentions: Sequence[Mention], offset: int) -> list[Mention]:
@@ -57,7 +62,14 @@ def passages_of(doc: SourceDocument) -> list[tuple[int, int, str]]:
     return out
 
 
-def document_units(doc: SourceDocument, annotator: Annotator) -> tuple[list[Unit], dict[str, int]]:
+#: ``detail(doc_id, stage, done, total)``: progress within one document — ``annotate`` after
+#: each passage (characters done of the document's), ``decide`` before and after its mentions
+#: are decided (mentions to decide)
+Detail = Callable[[str, str, int, int], None]
+
+
+def document_units(doc: SourceDocument, annotator: Annotator,
+                   detail: Detail | None = None) -> tuple[list[Unit], dict[str, int]]:
     """The annotated passages of ``doc`` and how many passages each language has."""
     passages = passages_of(doc)
     if not passages:
@@ -65,18 +77,28 @@ def document_units(doc: SourceDocument, annotator: Annotator) -> tuple[list[Unit
     langs: dict[str, int] = {}
     for _, _, lang in passages:
         langs[lang] = langs.get(lang, 0) + 1
-    units = [Unit(s, e, lang, doc.text[s:e], tuple(shift(annotator.annotate(doc.text[s:e], lang), s)))
-             for s, e, lang in passages]
+    units = []
+    for s, e, lang in passages:
+        units.append(Unit(s, e, lang, doc.text[s:e],
+                          tuple(shift(annotator.annotate(doc.text[s:e], lang), s))))
+        if detail is not None:
+            detail(doc.id, "annotate", e, len(doc.text))
     return units, langs
 
 
 def document_change(store: Store, doc: SourceDocument, units: Sequence[Unit], langs: dict[str, int],
-                    selector: SenseSelector | None) -> tuple[Change, Outcome]:
+                    selector: SenseSelector | None,
+                    detail: Detail | None = None) -> tuple[Change, Outcome]:
     """Decide the mentions of ``doc``'s units; the ONE change that writes the document."""
     main_lang = max(langs, key=lambda k: langs[k])
+    ambiguous = sum(1 for u in units for m in u.mentions if m.ambiguous)
+    if detail is not None:
+        detail(doc.id, "decide", 0, ambiguous)
     outcome = decide(store, units, selector)
+    if detail is not None:
+        detail(doc.id, "decide", ambiguous, ambiguous)
     owner = Owner(record.doc_iri(doc.id), KGR.Document, doc.id, doc.text, main_lang, doc.title,
-                  doc.source)
+                  doc.source, doc.root)
     return text_change(owner, units, outcome), outcome
 
 
@@ -141,10 +163,11 @@ def _contexts(units: Sequence[Unit]) -> set[str]:
 
 def index_documents(store: Store, docs: Sequence[SourceDocument], annotator: Annotator,
                     selector: SenseSelector | None,
-                    progress: Callable[[int], None] | None = None) -> IndexReport:
+                    progress: Callable[[int], None] | None = None,
+                    detail: Detail | None = None) -> IndexReport:
     """Index ``docs``: annotated and decided one document at a time (a document's mentions in one
     selector call) and written :data:`WRITE_BATCH` documents per update; ``progress(1)`` once a
-    document is written. (Fetching the concept evidence of 32 documents ahead in one go was
+    document is written, ``detail`` (:data:`Detail`) within each document. (Fetching the concept evidence of 32 documents ahead in one go was
     measured and dropped: no gain on a first index, twice the CPU on a re-index, whose
     decisions are all reused and need no evidence.)"""
     t0 = time.perf_counter()
@@ -158,9 +181,9 @@ def index_documents(store: Store, docs: Sequence[SourceDocument], annotator: Ann
     languages: dict[str, int] = {}
     writer = _Writer(store, progress)
     for d in docs:
-        units, langs = document_units(d, annotator)
+        units, langs = document_units(d, annotator, detail)
         writer.before(d, units)
-        change, outcome = document_change(store, d, units, langs, selector)
+        change, outcome = document_change(store, d, units, langs, selector, detail)
         writer.add(d, units, change)
         totals["passages"] += len(units)
         totals["mentions"] += len(outcome.decided)

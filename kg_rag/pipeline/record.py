@@ -172,7 +172,7 @@ def annotation_quads(owner: NamedNode, graph: NamedNode, passage: NamedNode | No
 
 
 def text_owner_quads(iri: NamedNode, kind: NamedNode, ident: str, text: str, lang: str,
-                     title: str, source: str) -> list[Quad]:
+                     title: str, source: str, root: str = "") -> list[Quad]:
     g = iri
     q = [
         Quad(iri, RDF.type, kind, g),
@@ -186,6 +186,8 @@ def text_owner_quads(iri: NamedNode, kind: NamedNode, ident: str, text: str, lan
         q.append(Quad(iri, DCT.title, Literal(title), g))
     if source:
         q.append(Quad(iri, DCT.source, Literal(source), g))
+    if root:
+        q.append(Quad(iri, KGR.indexRoot, Literal(root), g))
     return q
 
 

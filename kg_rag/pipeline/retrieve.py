@@ -28,7 +28,7 @@ import math
 import sys
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 
 from pyoxigraph import NamedNode
@@ -36,6 +36,7 @@ from pyoxigraph import NamedNode
 from kg_rag.derived import Derived, Table
 from kg_rag.model import Contribution, MatchedConcept, Mention, Result, Selection
 from kg_rag.pipeline.ranking_config import DEFAULT, RetrievalConfig
+from kg_rag.pipeline.relevance import Relevance, readings_of, relevance
 from kg_rag.store import Store, Values
 from kg_rag.text.normalise import base_language
 
@@ -264,6 +265,8 @@ class Scores:
     readings: dict[str, dict[str, dict[str, float]]]
     #: concept → the annotations that counted
     hits: dict[str, dict[str, list[str]]]
+    #: annotation without a decision → how many query concepts are among its candidates
+    undecided: dict[str, dict[str, int]] = field(default_factory=dict)
 
     def score(self, doc: str) -> float:
         """The sum of the document's contributions (in their order)."""
@@ -300,14 +303,17 @@ def score(store: Store, concepts: Sequence[QueryConcept], config: RetrievalConfi
     n_rows = store.select("select-document-count")
     total = int(n_rows[0]["n"].value) if n_rows else 0
     fused = config.match == "fused"
-    probs = (decision_probabilities(store, {r["dec"].value for r in rows if "dec" in r})
-             if fused else {})
+    # the documents' decisions count in the ranking only when fused, in the relevance always
+    probs = decision_probabilities(store, {r["dec"].value for r in rows if "dec" in r})
     df: dict[str, set[str]] = defaultdict(set)
     hits: dict[str, dict[str, list[str]]] = defaultdict(lambda: defaultdict(list))  # doc → concept → annotations
     agree: dict[str, dict[str, dict[str, float]]] = defaultdict(lambda: defaultdict(dict))
+    undecided: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
     for r in rows:
         c, d, ann = r["concept"].value, r["doc"].value, r["ann"].value
-        p = probs.get(r["dec"].value, {}).get(c, 0.0) if fused and "dec" in r else 1.0
+        p = probs.get(r["dec"].value, {}).get(c, 0.0) if "dec" in r else 1.0
+        if "dec" not in r and ann not in agree[d][c]:
+            undecided[d][ann] += 1
         df[c].add(d)
         if ann not in agree[d][c]:
             hits[d][c].append(ann)
@@ -325,23 +331,52 @@ def score(store: Store, concepts: Sequence[QueryConcept], config: RetrievalConfi
             out.append(Term(c, focus, idf, label, agreement,
                             focus * idf * (qc.weight * label + probability * agreement)))
     return Scores(weight, terms, {d: dict(v) for d, v in agree.items()},
-                  {d: dict(v) for d, v in hits.items()})
+                  {d: dict(v) for d, v in hits.items()}, {d: dict(v) for d, v in undecided.items()})
+
+
+@dataclass(frozen=True, slots=True)
+class Ranked:
+    """:func:`ranked`'s answer: the results, and the documents the minimum relevance cut
+    (how many, and the largest relevance among them; 0 when none)."""
+
+    results: list[Result]
+    cut: int = 0
+    best_cut: float = 0.0
 
 
 def rank(store: Store, concepts: list[QueryConcept], k: int, lang: str,
          config: RetrievalConfig = DEFAULT, exclude_ids: frozenset[str] = frozenset()) -> list[Result]:
     """The top ``k`` documents for weighted query concepts (:func:`score`), each with the
     contributions its score sums (``config.match``: ``label`` — label matching alone; ``fused``
-    — label matching plus expected sense agreement)."""
+    — label matching plus expected sense agreement) and its relevance (:mod:`.relevance`)."""
+    return ranked(store, concepts, k, lang, config, exclude_ids).results
+
+
+def ranked(store: Store, concepts: list[QueryConcept], k: int, lang: str,
+           config: RetrievalConfig = DEFAULT, exclude_ids: frozenset[str] = frozenset(),
+           readings: Sequence[QuestionReading] | None = None,
+           focus: tuple[int, int] | None = None, min_relevance: float = 0.0) -> Ranked:
+    """:func:`rank`, the documents below ``min_relevance`` left out before the top ``k`` are
+    taken. ``readings``: the question's mentions (:func:`mention_reading`) and ``focus`` its
+    focus span, for the relevance; without them the query concepts' own (unexpanded) readings."""
     if not concepts or k <= 0:
-        return []
+        return Ranked([])
     weight = {c.iri: c for c in concepts}
     scores = score(store, concepts, config)
     hits = scores.hits
+    if readings is None:
+        readings = readings_of(concepts)
+    focused = focus_mentions([(m.start, m.end) for m in readings], focus)
     scored: list[tuple[float, str]] = []
+    relevances: dict[str, Relevance] = {}
+    cut, best_cut = 0, 0.0
     for d in hits:
         s = scores.score(d)
         if s > 0:
+            rel = relevances[d] = relevance(readings, focused, concepts, scores, d, config.focus_boost)
+            if rel.value < min_relevance:
+                cut, best_cut = cut + 1, max(best_cut, rel.value)
+                continue
             scored.append((s, d))
     scored.sort(key=lambda x: (-x[0], x[1]))
     texts = {}
@@ -362,9 +397,9 @@ def rank(store: Store, concepts: list[QueryConcept], k: int, lang: str,
         if doc_id in exclude_ids:
             continue
         located = {c: [spans[a] for a in anns if a in spans] for c, anns in hits[d].items()}
-        results.append(_result(d, s, info, located, weight, labels, config.focus_boost,
-                               scores.contributions(d)))
-    return results
+        results.append(replace(_result(d, s, info, located, weight, labels, config.focus_boost,
+                                       scores.contributions(d)), relevance=relevances[d].value))
+    return Ranked(results, cut, best_cut)
 
 
 def _spans(store: Store, anns: list[str]) -> dict[str, tuple[int, int, int, int]]:

@@ -38,6 +38,7 @@ class Owner:
     lang: str                # the text's (main) language
     title: str = ""
     source: str = ""
+    root: str = ""           # kgr:indexRoot of a document read from a folder or file
 
     @property
     def has_passages(self) -> bool:
@@ -50,7 +51,8 @@ def text_change(owner: Owner, units: Sequence[Unit], outcome: Outcome,
     mention of ``outcome``, the decisions ``outcome`` made anew and ``extra`` quads of the owner's
     graph (a question's retrieval record) — in one update."""
     quads: list[Quad] = record.text_owner_quads(
-        owner.iri, owner.kind, owner.ident, owner.text, owner.lang, owner.title, owner.source)
+        owner.iri, owner.kind, owner.ident, owner.text, owner.lang, owner.title, owner.source,
+        owner.root)
     passages: list[NamedNode | None] = [None] * len(units)
     if owner.has_passages:
         for i, u in enumerate(units):

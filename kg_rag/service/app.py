@@ -72,6 +72,7 @@ def create_app(kg: KnowledgeGraph, config: Settings | None = None, *, slots: int
                           "long random string (clients send it as a Bearer token)")
     sparql = SparqlService(cfg, make_executor(kg, cfg), make_updater(kg), slots=slots)
 
+    from kg_rag.service.api_docs import docs_routes
     from kg_rag.service.page import page_routes
     from kg_rag.service.rest import RestApi
 
@@ -94,7 +95,7 @@ def create_app(kg: KnowledgeGraph, config: Settings | None = None, *, slots: int
         yield
 
     routes = [Route("/health", health, methods=["GET"]), *sparql.routes(), *rest.routes(),
-              *page_routes(kg, cfg)]
+              *page_routes(kg, cfg), *docs_routes()]
     app = Starlette(routes=routes, exception_handlers=HANDLERS, lifespan=lifespan,
                     middleware=[Middleware(CatchAll)])
     app.state.kg = kg

@@ -60,7 +60,13 @@ SCHEMAS: dict[str, Any] = {
         "reason": _S, "rationale": _S,
     }, ("text", "start", "end", "candidates")),
     "Result": _obj({
-        "id": _S, "iri": _S, "score": _N, "lang": _S, "title": _S, "passage": _S,
+        "id": _S, "iri": _S,
+        "relevance": {"type": "number", "minimum": 0, "maximum": 1, "description":
+                      "the expected share of the question's words whose meaning the document "
+                      "shares (README, Relevance); does not depend on the other documents"},
+        "score": {"type": "number", "description": "the ranking score that orders the results "
+                  "(rarity, repetition, focus boost): comparable within one answer only"},
+        "lang": _S, "title": _S, "passage": _S,
         "passage_start": _I,
         "highlights": {"type": "array", "items": {"type": "array", "items": _I}},
         "concepts": {"type": "array", "items": _obj({"iri": _S, "label": _S, "weight": _N})},
@@ -72,7 +78,7 @@ SCHEMAS: dict[str, Any] = {
                                          "idf": _N, "document_weight": _N, "document_agreement": _N,
                                          "annotations": _I,
                                          "counted": _N})},
-    }, ("id", "iri", "score", "passage")),
+    }, ("id", "iri", "relevance", "score", "passage")),
     "Language": _obj({
         "lang": _S, "langs": {"type": "array", "items": _S}, "note": _S,
         "source": {"type": "string", "enum": ["given", "script", "detected", "labels", "default"],
@@ -88,7 +94,8 @@ SCHEMAS: dict[str, Any] = {
         "timings_ms": {"type": "object", "additionalProperties": _N},
         "reason": {"type": "string", "description":
                    "why results is empty ('' when there are results): no known concept in the "
-                   "question (nothing was recorded, question_iri is ''), or no document matches"},
+                   "question (nothing was recorded, question_iri is ''), no document matches, or "
+                   "min_score left out every document that matched"},
     }, ("question", "question_iri", "mentions", "results", "reason")),
     "AskRequest": _obj({
         "question": {"type": "string", "minLength": 1, "maxLength": 2000},
@@ -103,6 +110,9 @@ SCHEMAS: dict[str, Any] = {
                   "description": "the word the question is about: [start, end) offsets, or the "
                                  "word or phrase itself ('bank#2': its second occurrence)"},
         "scheme": _SCHEME,
+        "min_score": {"type": "number", "minimum": 0, "maximum": 1, "default": 0,
+                      "description": "leave out documents whose relevance is below it (the "
+                                     "answer's reason says so when none is left)"},
     }, ("question",)),
     "AnnotateRequest": _obj({"text": {"type": "string", "minLength": 1, "maxLength": 2000},
                              "language": _NS, "wsd": _NS, "scheme": _SCHEME}, ("text",)),

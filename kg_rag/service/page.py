@@ -19,7 +19,7 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, Response
 from starlette.routing import Route
 
-from kg_rag import Answer, Explanation, WsdMode
+from kg_rag import Answer, WsdMode
 from kg_rag.api import KnowledgeGraph
 from kg_rag.errors import KgRagError, NotFoundError
 from kg_rag.serialize import answer_dict
@@ -80,13 +80,13 @@ def highlighted(text: str, spans: list[tuple[int, int, str | None]]) -> str:
     return "".join(out)
 
 
-def layout(title: str, body: str) -> str:
+def layout(title: str, body: str, css: str = "") -> str:
     return (f'<!doctype html>\n<html lang="en"><head><meta charset="utf-8">'
             f'<meta name="viewport" content="width=device-width, initial-scale=1">'
-            f"<title>{esc(title)}</title><style>{CSS}</style></head><body>"
+            f"<title>{esc(title)}</title><style>{CSS}{css}</style></head><body>"
             f'<h1><a href="/">kg-rag</a> — explainable retrieval</h1>{body}'
             f'<p class="muted">Everything here is in the knowledge graph: '
-            f'<a href="/sparql">SPARQL endpoint</a> · <a href="/openapi.json">REST API</a></p>'
+            f'<a href="/sparql">SPARQL endpoint</a> · <a href="/docs">REST API</a> (<a href="/openapi.json">OpenAPI</a>)</p>'
             f"</body></html>")
 
 
@@ -199,8 +199,10 @@ def result_block(r: dict[str, Any], question_iri: str | None) -> str:
         href = "/explain?" + urlencode({"iri": question_iri, "document": r["iri"]}, quote_via=quote)
         why = f' · <a class="why" href="{esc(href)}">why?</a>'
     return (f'<div class="result"><div><b dir="auto">{link(r["iri"], r.get("title") or r["id"])}'
-            f'</b> <span class="muted">{esc(r["id"])} · {esc(r.get("lang", ""))} · score '
-            f'{float(r["score"]):.3f}{why}</span></div>'
+            f'</b> <span class="muted">{esc(r["id"])} · {esc(r.get("lang", ""))} · '
+            f'<span class="score" title="relevance 0–1: the expected share of the question\'s '
+            f'words whose meaning the document shares (ranking score {float(r["score"]):.3f})">'
+            f'relevance {float(r.get("relevance", 0.0)):.2f}</span>{why}</span></div>'
             f'<p dir="auto" class="passage">{highlighted(r.get("passage", ""), spans)}</p>'
             f'<div class="muted">via {concepts or "—"}</div></div>')
 
@@ -234,21 +236,6 @@ def answer_page(q: str, lang: str, wsd: str, answer: dict[str, Any],
 def error_page(q: str, lang: str, wsd: str, err: KgRagError) -> str:
     return layout("kg-rag", question_form(q, lang, wsd)
                   + f'<p class="error" dir="auto"><b>{esc(err.title)}</b>: {esc(err)}</p>')
-
-
-def explanation_page(ex: Explanation) -> str:
-    """The explanation of one IRI: the readable text, or the resource's statements."""
-    root = ex.root
-    rows = ex.summary.get("resource")
-    if rows is None:
-        body = f'<pre dir="auto" style="white-space:pre-wrap">{esc(ex.text())}</pre>'
-    else:
-        body = "<table>" + "".join(
-            f'<tr><td>{esc(r["predicate"].rsplit("#", 1)[-1].rsplit("/", 1)[-1])}</td>'
-            f'<td dir="auto">{link(r["object"], r["object"]) if r["iri"] else esc(r["object"])}'
-            f'{" <span class=muted>@" + esc(r["lang"]) + "</span>" if r["lang"] else ""}</td></tr>'
-            for r in sorted(rows, key=lambda r: (r["predicate"], r["object"]))) + "</table>"
-    return layout(f"explain {root}", f"<h2>Explanation of {link(root, root)}</h2>{body}")
 
 
 SKOS_DEFINITION = "http://www.w3.org/2004/02/skos/core#definition"

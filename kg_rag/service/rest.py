@@ -11,6 +11,7 @@ import json
 import re
 import tempfile
 import threading
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +22,7 @@ from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.routing import Route
 
 from kg_rag import Explanation, WsdMode
-from kg_rag.api import KnowledgeGraph
+from kg_rag.api import KnowledgeGraph, check_min_relevance
 from kg_rag.documents import SourceDocument, doc_from_record, read_documents
 from kg_rag.errors import InputError, KgRagError
 from kg_rag.serialize import answer_dict, language_dict, mention_dict
@@ -130,9 +131,10 @@ class RestApi:
 
             return HTMLResponse(error_page("", "auto", "", e), status_code=e.http_status)
         if want == "text/html":
-            from kg_rag.service.page import explanation_page
+            from kg_rag.service.explain_page import concept_iris, explanation_page
 
-            return HTMLResponse(explanation_page(ex))
+            english = await run_in_threadpool(self._call, self.kg.labels, concept_iris(ex.summary), "en")
+            return HTMLResponse(explanation_page(ex, english))
         if want == "application/ld+json":
             return Response(ex.jsonld(), media_type="application/ld+json")
         if want == "text/turtle":
@@ -229,7 +231,8 @@ class RestApi:
         if isinstance(lang, str) and lang:
             docs = [SourceDocument(d.id, d.text, d.lang or lang, d.title, d.source, d.metadata)
                     for d in docs]
-        return docs
+        # an upload's temporary file is no folder or file to re-index: no root is recorded
+        return [replace(d, root="") for d in docs]
 
     def routes(self) -> list[Route]:
         return [
@@ -352,7 +355,8 @@ def ask_arguments(body: dict[str, Any]) -> dict[str, Any]:
             raise InputError("'focus' must be [start, end] character offsets or a word of the question")
         focus = (focus[0], focus[1])
     return {"question": _str(body, "question", required=True), "lang": _str(body, "language"),
-            "k": k, "wsd": _wsd(_str(body, "wsd")), "focus": focus, "scheme": _str(body, "scheme")}
+            "k": k, "wsd": _wsd(_str(body, "wsd")), "focus": focus, "scheme": _str(body, "scheme"),
+            "min_score": check_min_relevance(body.get("min_score", 0.0))}
 
 
 def _json_documents(body: dict[str, Any], limit: int) -> list[SourceDocument]:

@@ -81,6 +81,20 @@ def retriever(demo_store: str) -> KgRagRetriever:
     return KgRagRetriever(path=demo_store, k=3)
 
 
+def test_min_score_leaves_out_documents_below_that_relevance(demo_store: str) -> None:
+    every = KgRagRetriever(path=demo_store, k=50).invoke(BAD)
+    rel = sorted(d.metadata["relevance"] for d in every)
+    assert all(0 <= r <= 1 for r in rel) and rel[0] < rel[-1]
+    cut = rel[len(rel) // 2]
+    kept = KgRagRetriever(path=demo_store, k=50, min_score=cut).invoke(BAD)
+    assert [d.id for d in kept] == [d.id for d in every if d.metadata["relevance"] >= cut]
+    # per call, as LangChain passes options
+    assert len(KgRagRetriever(path=demo_store, k=50).invoke(BAD, min_score=cut)) == len(kept)
+    assert KgRagRetriever(path=demo_store, min_score=1.0).invoke(BAD) == []
+    with pytest.raises(ValueError):
+        KgRagRetriever(path=demo_store, min_score=1.5)
+
+
 def test_documents_carry_passages_and_evidence(retriever: KgRagRetriever, demo_store: str) -> None:
     docs = retriever.invoke(BAD)
     assert len(docs) == 3

@@ -62,6 +62,24 @@ def test_ask_chooses_branch(api: tuple[httpx.Client, KnowledgeGraph]) -> None:
     assert top["passage"] and top["highlights"]
 
 
+def test_results_have_a_relevance_and_min_score_cuts_with_a_reason(
+        api: tuple[httpx.Client, KnowledgeGraph]) -> None:
+    c, _ = api
+    full = c.post("/ask", json={"question": QUESTION, "language": "he", "k": 50}).json()["results"]
+    assert full and all(0 <= r["relevance"] <= 1 for r in full)
+    cut = sorted(r["relevance"] for r in full)[len(full) // 2]
+    kept = c.post("/ask", json={"question": QUESTION, "language": "he", "k": 50, "min_score": cut})
+    assert kept.status_code == 200, kept.text
+    assert [r["id"] for r in kept.json()["results"]] == [r["id"] for r in full if r["relevance"] >= cut]
+    assert c.post("/ask", json={"question": QUESTION, "language": "he", "min_score": 0.3}).status_code == 200
+    best = max(r["relevance"] for r in full)
+    assert best < 1
+    empty = c.post("/ask", json={"question": QUESTION, "language": "he", "min_score": 1}).json()
+    assert empty["results"] == [] and "minimum relevance 1" in empty["reason"]
+    problem = _problem(c.post("/ask", json={"question": QUESTION, "min_score": 1.5}), 400)
+    assert "'min_score' must be a number between 0 and 1" in problem["detail"]
+
+
 def test_annotate_offsets(api: tuple[httpx.Client, KnowledgeGraph]) -> None:
     c, _ = api
     r = c.post("/annotate", json={"text": QUESTION, "language": "he"})
@@ -81,7 +99,7 @@ def test_explain_json_html_and_turtle(api: tuple[httpx.Client, KnowledgeGraph]) 
     assert body["iri"] == iri and body["summary"]["mentions"] and body["text"]
     assert any(node.get("@id") == iri for node in body["graph"])
     r = c.get("/explain", params={"iri": iri}, headers={"Accept": "text/html"})
-    assert r.headers["content-type"].startswith("text/html") and "<pre" in r.text
+    assert r.headers["content-type"].startswith("text/html") and '<svg class="explanation-graph"' in r.text
     r = c.get("/explain", params={"iri": iri}, headers={"Accept": "text/turtle"})
     assert r.headers["content-type"].startswith("text/turtle") and "kgr:" in r.text
     _problem(c.get("/explain", params={"iri": "not an iri"}), 400)
@@ -123,6 +141,8 @@ def test_explain_unknown_iri_is_404_and_a_concept_is_described(
     ({"json": {"question": ""}}, 400),
     ({"json": {"question": QUESTION, "k": 0}}, 400),
     ({"json": {"question": QUESTION, "k": "3"}}, 400),
+    ({"json": {"question": QUESTION, "min_score": 2}}, 400),
+    ({"json": {"question": QUESTION, "min_score": "high"}}, 400),
     ({"json": {"question": QUESTION, "focus": [1]}}, 400),
     ({"json": {"question": QUESTION, "language": "xx-not-a-language"}}, 400),
     ({"json": "not an object"}, 400),   # a list is a batch (test_service_ask_batch.py)
@@ -225,7 +245,7 @@ def test_uploads_are_checked_like_the_cli(api: tuple[httpx.Client, KnowledgeGrap
     c, _ = api
     body = _problem(c.post("/documents", files={"file": ("x.pdf", b"%PDF-1.4", "application/pdf")},
                            headers=AUTH), 400)
-    assert "unsupported" in body["detail"]
+    assert "not a readable PDF" in body["detail"]
     _problem(c.post("/documents", files={"file": ("bin.txt", b"\x00\x01\x02" * 10, "text/plain")},
                     headers=AUTH), 400)
     _problem(c.post("/documents", files={"file": ("big.txt", b"a" * 30_000, "text/plain")},

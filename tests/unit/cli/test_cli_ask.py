@@ -166,3 +166,23 @@ def test_explain_takes_what_ask_prints_and_focus_takes_a_word(
     assert code == 0 and again == text
     code, _, err = run(capsys, store, "ask", "הגבר קרא", "--focus", "קרא#2")
     assert code == 2 and "occurs 1 time" in err and err.count("\n") == 1
+
+
+def test_min_score_cuts_by_relevance_and_says_why_when_nothing_is_left(
+        store: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    q = "הפירות העמיסו על הבדים"
+    code, out, err = run(capsys, store, "ask", "--json", "-k", "50", q)
+    full = json.loads(out)["results"]
+    assert code == 0 and all(0 <= r["relevance"] <= 1 for r in full)
+    cut = sorted(r["relevance"] for r in full)[len(full) // 2]
+    code, out, err = run(capsys, store, "ask", "--json", "-k", "50", "--min-score", str(cut), q)
+    assert code == 0 and [r["id"] for r in json.loads(out)["results"]] == [
+        r["id"] for r in full if r["relevance"] >= cut]
+    code, out, err = run(capsys, store, "ask", "--min-score", "1", q)
+    assert code == 0 and "no results: no document reaches the minimum relevance 1" in out
+    code, out, err = run(capsys, store, "ask", q)
+    assert code == 0 and f"  1. {full[0]['relevance']:4.2f}  {full[0]['id']}" in out
+    for bad in ("1.5", "-1", "lots"):
+        with pytest.raises(SystemExit) as e:
+            main(["--store", str(store), "ask", "--min-score", bad, q])
+        assert e.value.code == 2 and "no number between 0 and 1" in capsys.readouterr().err

@@ -39,7 +39,9 @@ def test_formats_and_folder(tmp_path: Path) -> None:
         ("bad.jsonl", b'{"id": "1", "text": "ok"}\n{"id": 2,', "bad.jsonl:2"),
         ("noid.jsonl", b'{"text": "no id"}\n', "id"),
         ("empty.md", b"   \n", "empty"),
-        ("x.pdf", b"%PDF", "unsupported"),
+        ("x.pdf", b"%PDF", "not a readable PDF"),
+        ("x.docx", b"PK\x03\x04 not a zip", "not a readable DOCX"),
+        ("x.odt", b"PK", "unsupported"),
     ],
 )
 def test_bad_input(tmp_path: Path, name: str, content: bytes, message: str) -> None:
@@ -88,7 +90,7 @@ def test_bad_files_in_a_folder_are_skipped_and_named(tmp_path: Path) -> None:
     (folder / "good.txt").write_text("Der Hahn kräht.", encoding="utf-8")
     (folder / "empty.md").write_text("  \n", encoding="utf-8")
     (folder / "bin.txt").write_bytes(b"abc\x00def")
-    (folder / "paper.pdf").write_bytes(b"%PDF-1.7")
+    (folder / "paper.odt").write_bytes(b"PK")
     (folder / ".hidden.txt").write_text("not a document", encoding="utf-8")
     with pytest.raises(InputError, match="binary"):    # strict: the first bad file stops it
         read_documents([folder], limit=10_000)
@@ -96,7 +98,7 @@ def test_bad_files_in_a_folder_are_skipped_and_named(tmp_path: Path) -> None:
     docs = read_documents([folder], limit=10_000, skipped=skipped)
     assert [d.id for d in docs] == ["good"]
     assert len(skipped) == 3 and all("\n" not in s for s in skipped)
-    assert any("paper.pdf" in s and "unsupported" in s for s in skipped)
+    assert any("paper.odt" in s and "unsupported" in s for s in skipped)
     assert any("bin.txt" in s and "binary" in s for s in skipped)
     assert any("empty.md" in s and "empty" in s for s in skipped)
     (folder / "good.txt").unlink()
