@@ -31,6 +31,7 @@ from kg_rag.pipeline import record
 from kg_rag.pipeline.decide import Decided, Outcome, Unit, decide
 from kg_rag.pipeline.index import IndexReport, index_documents
 from kg_rag.pipeline.ranking_config import RetrievalConfig
+from kg_rag.pipeline.redecide import RedecideReport
 from kg_rag.pipeline.retrieve import (
     expand,
     focus_mentions,
@@ -183,6 +184,27 @@ class KnowledgeGraph:
             mode = WsdMode.KNOWLEDGE  # documents are always decided; none applies to matching
         with self.write_lock:
             return index_documents(self.store, docs, self.annotator, self.selector(mode), progress)
+
+    def redecide(self, wsd: WsdMode | str = WsdMode.LLM, documents: Iterable[str] | None = None,
+                 below: float | None = None, limit: int | None = None, dry_run: bool = False,
+                 progress: Callable[[int], None] | None = None,
+                 total: Callable[[int], None] | None = None) -> RedecideReport:
+        """Re-decide the stored decisions of indexed ``documents`` (ids; None: all) with the
+        selector of ``wsd`` — those below probability ``below`` only, at most ``limit`` — each
+        written as a new decision revising the old one, one update per document; ``dry_run``
+        decides and writes nothing (:mod:`kg_rag.pipeline.redecide`)."""
+        from kg_rag.pipeline.redecide import check_options, redecide
+
+        mode = self.mode(wsd)
+        if mode is WsdMode.NONE:
+            raise InputError("redecide needs a selector; none is label matching (use llm, "
+                             "knowledge+llm, knowledge …)")
+        check_options(below, limit)
+        docs = None if documents is None else [documents] if isinstance(documents, str) else list(documents)
+        selector = self.selector(mode)
+        assert selector is not None
+        return redecide(self.store, self.write_lock, self.annotator, selector, mode.value, docs,
+                        below, limit, dry_run, progress, total)
 
     def delete(self, doc_id: str) -> None:
         iri = record.doc_iri(doc_id)
