@@ -123,6 +123,9 @@ def test_llm_revises_decisions_repoints_annotations_and_retrieval_follows(indexe
         old = triples(kg, item.previous)                     # the old decision is kept, unchanged
         assert old[KGR.chosenConcept.value] == [item.old_concept]
         assert KGR.revisionOf.value not in old
+    explained = kg.explain(changed[0].decision)
+    assert f"revises <{changed[0].previous}>" in explained.text()
+    assert explained.summary["mentions"][0]["decision"]["revision_of"] == changed[0].previous
     # retrieval reads the new decisions at once
     assert fabric_agreement(kg, "he-poem-fig") > agreement_before + 0.5
 
