@@ -81,9 +81,9 @@ def cmd_redecide(args: argparse.Namespace) -> int:
         out["items"] = [{**asdict(i), "changed": i.changed} for i in rep.items]
         print_json(out)
         return 0
-    verb = "would change" if rep.dry_run else "changed"
+    verb = "would read differently" if rep.dry_run else "read differently now"
     print(f"{plural(rep.documents, 'document')} examined, {plural(rep.decisions, 'decision')}: "
-          f"{rep.redecided} re-decided with {rep.mode}, {rep.changed} {verb} their reading"
+          f"{rep.redecided} re-decided with {rep.mode}, {rep.changed} {verb}"
           + (" (dry run: nothing written)" if rep.dry_run else
              f", {plural(rep.written_documents, 'document')} written"))
     skipped = [(rep.current, f"already decided by {rep.mode}"),
