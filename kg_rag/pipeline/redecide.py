@@ -21,7 +21,10 @@ selector) can upgrade those decisions later, in the background, a document at a 
    at what was read) — so retrieval, which reads each annotation's decision, follows at once.
 
 An answer the selector could not give (unresolved: the LLM's answer was invalid twice) writes
-nothing: the old decision stands and the report says why. A selector that fails outright
+nothing: the old decision stands and the report says why. So does a decision a composite
+selector's fall-back made because its model failed (``knowledge+llm``: an unsure mention the
+LLM did not decide; ``llm,knowledge``: one the knowledge selector took over) — it is no
+upgrade, and a later run asks the model again. A selector that fails outright
 (:class:`~kg_rag.errors.SelectionError`: provider down) stops the run with that error; the
 documents written before it stay written, and running again resumes — what is done is skipped
 as already decided by that selector. ``dry_run`` decides (an LLM is asked) and writes nothing.
@@ -34,12 +37,13 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 from pyoxigraph import Literal, NamedNode, Quad
 
 from kg_rag.annotate import Annotator
 from kg_rag.errors import InputError, NotFoundError, SelectionError
-from kg_rag.model import Mention, Selection
+from kg_rag.model import Mention, Selection, SelectionRequest
 from kg_rag.namespaces import KGR, OA, XSD
 from kg_rag.pipeline import record
 from kg_rag.pipeline.decide import Decided, Unit, load_decisions, selection_requests
@@ -337,23 +341,28 @@ def _decide(store: Store, selector: SenseSelector, plan: _Plan, todo: Sequence[_
         loaded = load_decisions(store, [targets[c.ann.iri] for c in reuse],
                                 {targets[c.ann.iri].value: c.mention for c in reuse}, agent.name)
         for c in reuse:
-            selections[c.ann.iri] = (loaded[targets[c.ann.iri].value], True)
+            if targets[c.ann.iri].value in loaded:
+                selections[c.ann.iri] = (loaded[targets[c.ann.iri].value], True)
+            else:  # recorded without a readable decision: decide it again
+                ask.append(c)
     quads: list[Quad] = []
     used: dict[str, tuple[int, int]] = {}
     if ask:
         requests = selection_requests(store, plan.units,
                                       [Decided(c.mention, c.unit) for c in ask])
         started = record.now()
-        answers = selector.select(requests)
+        answers, fell_back = _select(selector, requests)
         ended = record.now()
         if len(answers) != len(ask):
             raise SelectionError(f"the {agent.name} selector answered {len(answers)} of "
                                  f"{len(ask)} mentions; report this as a bug")
         written: set[str] = set()
-        for c, sel in zip(ask, answers, strict=True):
-            selections[c.ann.iri] = (sel, False)
+        for c, sel, fell in zip(ask, answers, fell_back, strict=True):
             if sel.llm is not None:
                 used[sel.llm.prompt_sha256] = (sel.llm.tokens_in, sel.llm.tokens_out)
+            if fell:  # the model failed: its fall-back's decision is no upgrade; ask next time
+                sel = replace(sel, chosen=None, reason=sel.reason or "the model was not usable")
+            selections[c.ann.iri] = (sel, False)
             new = targets[c.ann.iri]
             if sel.chosen is None or new.value in written:
                 continue
@@ -377,6 +386,24 @@ def _decide(store: Store, selector: SenseSelector, plan: _Plan, todo: Sequence[_
             probability(c.selection), probability(sel), sel.agent.name, reused,
             reason=sel.reason))
     return done, not_done, quads, used
+
+
+def _select(selector: SenseSelector, requests: Sequence[SelectionRequest]
+            ) -> tuple[list[Selection], list[bool]]:
+    """The selector's answers, and for each whether a composite selector's fall-back made it
+    because its model failed or answered badly (``knowledge+llm``: an unsure mention the LLM
+    did not decide; ``llm,knowledge``: one the fall-back decided) — not written, so that a
+    later run asks the model again."""
+    pairs = getattr(selector, "select_pairs", None)
+    if callable(pairs):  # SelectiveSelector
+        got: list[Any] = list(pairs(requests))
+        return ([p.final for p in got],
+                [bool(p.asked) and p.final.agent == p.knowledge.agent for p in got])
+    answers = selector.select(requests)
+    primary = getattr(selector, "primary", None)   # FallbackSelector
+    if primary is not None:
+        return answers, [s.agent != primary.agent for s in answers]
+    return answers, [False] * len(answers)
 
 
 def _write(store: Store, lock: threading.RLock, doc: NamedNode, plan: _Plan,

@@ -287,3 +287,19 @@ def test_cli_killed_mid_run_loses_nothing_and_resumes(tmp_path: Path) -> None:
         decided = [a for d in DOCS for a in kg.document(d)["annotations"] if a["decision"]]
         assert decided and all(
             triples(kg, a["decision"]).get(KGR.revisionOf.value) for a in decided)
+
+
+@pytest.mark.parametrize("mode", ["knowledge+llm", "llm,knowledge"])
+def test_a_composite_selector_whose_model_fails_writes_no_upgrade(indexed: KnowledgeGraph,
+                                                                  mode: str) -> None:
+    stats = indexed.stats()
+    with LlmServer(Reply(status=503)) as srv:
+        kg = with_server(indexed, srv, llm_retries=0, llm_threshold=1.0)
+        rep = kg.redecide(mode, documents=["he-poem-fig"])
+        assert srv.chat_requests                                  # the model was asked
+    assert rep.redecided == 0 and rep.kept and all("503" in k.reason for k in rep.kept)
+    assert indexed.stats() == stats                               # nothing written
+    with LlmServer(choose(FABRIC)) as srv:                        # the model is back: asked again
+        rep = with_server(indexed, srv, llm_threshold=1.0).redecide(mode, documents=["he-poem-fig"])
+        assert srv.chat_requests
+    assert rep.redecided >= 2 and all(i.selector == "llm" and i.written for i in rep.items)
