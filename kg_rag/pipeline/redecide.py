@@ -107,7 +107,7 @@ class RedecideReport:
     llm_calls: int = 0
     tokens_in: int = 0
     tokens_out: int = 0
-    limited: bool = False            # stopped at the limit with eligible decisions left
+    limited: bool = False            # stopped at the limit: later documents not examined
     seconds: float = 0.0
     items: tuple[Redecided, ...] = ()
     kept: tuple[Kept, ...] = field(default=())

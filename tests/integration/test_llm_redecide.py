@@ -303,3 +303,21 @@ def test_a_composite_selector_whose_model_fails_writes_no_upgrade(indexed: Knowl
         rep = with_server(indexed, srv, llm_threshold=1.0).redecide(mode, documents=["he-poem-fig"])
         assert srv.chat_requests
     assert rep.redecided >= 2 and all(i.selector == "llm" and i.written for i in rep.items)
+
+
+def test_cli_bad_input_is_one_line_and_writes_nothing(capsys: pytest.CaptureFixture[str]) -> None:
+    from kg_rag.cli import main
+
+    with pytest.raises(SystemExit) as exc:
+        main(["--store", ":memory:", "redecide", "--below", "1.5"])
+    assert exc.value.code == 2 and "outside 0..1" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as exc:
+        main(["--store", ":memory:", "redecide", "--limit", "0"])
+    assert exc.value.code == 2 and "below 1" in capsys.readouterr().err
+    code = main(["--store", ":memory:", "redecide", "--wsd", "first-sense", "--document", "nope"])
+    err = capsys.readouterr().err
+    assert code == NotFoundError.exit_code and err.count("\n") == 1
+    assert "no indexed document has the id 'nope'" in err
+    code = main(["--store", ":memory:", "redecide", "--wsd", "none"])
+    err = capsys.readouterr().err
+    assert code == InputError.exit_code and "label matching" in err and err.count("\n") == 1
