@@ -188,11 +188,12 @@ class KnowledgeGraph:
     def redecide(self, wsd: WsdMode | str = WsdMode.LLM, documents: Iterable[str] | None = None,
                  below: float | None = None, limit: int | None = None, dry_run: bool = False,
                  progress: Callable[[int], None] | None = None,
-                 total: Callable[[int], None] | None = None) -> RedecideReport:
+                 total: Callable[[int], None] | None = None, batch: int = 16) -> RedecideReport:
         """Re-decide the stored decisions of indexed ``documents`` (ids; None: all) with the
         selector of ``wsd`` — those below probability ``below`` only, at most ``limit`` — each
-        written as a new decision revising the old one, one update per document; ``dry_run``
-        decides and writes nothing (:mod:`kg_rag.pipeline.redecide`)."""
+        written as a new decision revising the old one, one update per document; the mentions
+        of consecutive documents go to the selector ``batch`` at a time; ``dry_run`` decides
+        and writes nothing (:mod:`kg_rag.pipeline.redecide`)."""
         from kg_rag.pipeline.redecide import check_options, redecide
 
         mode = self.mode(wsd)
@@ -204,7 +205,7 @@ class KnowledgeGraph:
         selector = self.selector(mode)
         assert selector is not None
         return redecide(self.store, self.write_lock, self.annotator, selector, mode.value, docs,
-                        below, limit, dry_run, progress, total)
+                        below, limit, dry_run, progress, total, batch)
 
     def delete(self, doc_id: str) -> None:
         iri = record.doc_iri(doc_id)

@@ -52,6 +52,9 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
                         "(unresolved ones too)")
     p.add_argument("--limit", type=_count, metavar="N",
                    help="re-decide at most N decisions in this run")
+    p.add_argument("--batch", type=_count, default=16, metavar="N",
+                   help="mentions of consecutive documents sent to the selector in one call "
+                        "(default: 16, one LLM request); each document is still written alone")
     p.add_argument("--document", dest="documents", action="append", metavar="ID",
                    help="only this document (repeatable; default: every indexed document)")
     p.add_argument("--dry-run", action="store_true",
@@ -71,7 +74,7 @@ def cmd_redecide(args: argparse.Namespace) -> int:
         try:
             rep = kg.redecide(args.wsd, documents=args.documents, below=args.below,
                               limit=args.limit, dry_run=args.dry_run, progress=bar.update,
-                              total=total)
+                              total=total, batch=args.batch)
         finally:
             bar.close()
     if args.json:

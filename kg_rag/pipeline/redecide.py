@@ -10,9 +10,9 @@ selector) can upgrade those decisions later, in the background, a document at a 
 2. a decision is *eligible* unless the target selector already made it (its IRI is the one that
    selector gives the mention, fresh or as a revision) or, with ``below``, the chosen reading's
    probability is at least ``below``; ``limit`` caps how many are re-decided in one run;
-3. the eligible mentions of the document go to the selector in one ``select()`` (an LLM selector
-   sends up to 16 mentions a request); a revision another document already made (a shared
-   decision) is reused, not asked again;
+3. the eligible mentions of consecutive documents, :data:`BATCH` (16) at a time, go to the
+   selector in one ``select()`` (an LLM selector sends up to 16 mentions a request); a decision
+   shared by several annotations is asked once, and a revision already recorded is reused;
 4. each new decision is its own ``kgr:SenseSelection`` activity (IRI:
    :func:`~kg_rag.pipeline.record.revision_iri` of the old one and the selector) that
    ``kgr:revisionOf`` (⊑ ``prov:wasInformedBy``) the old one, which stays unchanged; the
@@ -266,27 +266,71 @@ def _repoint(doc: NamedNode, ann: _Annotation, new: NamedNode, chosen: str,
     return delete, insert
 
 
+#: mentions gathered from consecutive documents for one selector call (an LLM selector sends
+#: up to 16 a request); each document is still written by its own update
+BATCH = 16
+
+
+@dataclass(slots=True)
+class _Work:
+    """One document's eligible decisions, waiting for the selector."""
+
+    doc_id: str
+    iri: NamedNode
+    plan: _Plan
+    todo: list[_Candidate]
+
+
 def redecide(store: Store, lock: threading.RLock, annotator: Annotator, selector: SenseSelector,
              mode: str, doc_ids: Sequence[str] | None = None, below: float | None = None,
              limit: int | None = None, dry_run: bool = False,
              progress: Callable[[int], None] | None = None,
-             total: Callable[[int], None] | None = None) -> RedecideReport:
+             total: Callable[[int], None] | None = None, batch: int = BATCH) -> RedecideReport:
     """Re-decide the decisions of ``doc_ids`` (None: every document) with ``selector`` (see
-    the module); ``total(n)`` once with the number of documents, ``progress(1)`` after each."""
+    the module), the mentions of consecutive documents ``batch`` at a time in one selector
+    call; ``total(n)`` once with the number of documents, ``progress(1)`` after each."""
     t0 = time.perf_counter()
     check_options(below, limit)
+    if isinstance(batch, bool) or not isinstance(batch, int) or batch < 1:
+        raise InputError(f"--batch must be a whole number of mentions, at least 1, not {batch!r}")
     docs = documents_to_redecide(store, doc_ids)
     if total is not None:
         total(len(docs))
-    rep = RedecideReport(mode=mode, dry_run=dry_run)
     items: list[Redecided] = []
     kept: list[Kept] = []
     counts = {"documents": 0, "decisions": 0, "current": 0, "confident": 0, "stale": 0,
               "eligible": 0, "written": 0}
     calls: dict[str, tuple[int, int]] = {}
+    pending: list[_Work] = []
+    taken = 0                       # decisions sent to the selector or reused in this run
     limited = False
+
+    def flush() -> None:
+        if not pending:
+            return
+        try:
+            results, used = _decide(store, selector, pending)
+        except SelectionError as e:
+            raise SelectionError(
+                f"{e}; stopped at document {pending[0].doc_id!r}: {counts['written']} documents "
+                f"re-decided before it are kept, run again to resume") from e
+        calls.update(used)
+        for work, done, not_done, quads in results:
+            kept.extend(not_done)
+            if done and not dry_run:
+                if _write(store, lock, work.iri, work.plan, done, quads):
+                    counts["written"] += 1
+                    done = [replace(d, written=True) for d in done]
+                else:
+                    log.warning("document %s changed while it was re-decided; skipped",
+                                work.doc_id)
+            items.extend(done)
+            if progress is not None:
+                progress(1)
+        pending.clear()
+
     for doc_id, iri, text in docs:
-        left = None if limit is None else limit - len(items) - len(kept)
+        left = None if limit is None else limit - taken
         if left is not None and left <= 0:
             limited = True
             break
@@ -300,92 +344,114 @@ def redecide(store: Store, lock: threading.RLock, annotator: Annotator, selector
         todo = plan.eligible if left is None else plan.eligible[:left]
         if left is not None and len(plan.eligible) > left:
             limited = True
-        if todo:
-            try:
-                done, not_done, quads, used = _decide(store, selector, plan, todo, doc_id)
-            except SelectionError as e:
-                raise SelectionError(
-                    f"{e}; stopped at document {doc_id!r}: {counts['written']} documents "
-                    f"re-decided before it are kept, run again to resume") from e
-            calls.update(used)
-            kept += not_done
-            if done and not dry_run:
-                if _write(store, lock, iri, plan, done, quads):
-                    counts["written"] += 1
-                    done = [replace(d, written=True) for d in done]
-                else:
-                    log.warning("document %s changed while it was re-decided; skipped", doc_id)
-            items += done
-        if progress is not None:
-            progress(1)
-    return replace(rep, documents=counts["documents"], decisions=counts["decisions"],
-                   current=counts["current"], confident=counts["confident"], stale=counts["stale"],
-                   eligible=counts["eligible"], written_documents=counts["written"],
-                   llm_calls=len(calls), tokens_in=sum(t[0] for t in calls.values()),
-                   tokens_out=sum(t[1] for t in calls.values()), limited=limited,
-                   seconds=time.perf_counter() - t0, items=tuple(items), kept=tuple(kept))
+        taken += len(todo)
+        if not todo:
+            if progress is not None:
+                progress(1)
+            continue
+        pending.append(_Work(doc_id, iri, plan, list(todo)))
+        if sum(len(w.todo) for w in pending) >= batch:
+            flush()
+    flush()
+    return RedecideReport(
+        mode=mode, dry_run=dry_run, documents=counts["documents"], decisions=counts["decisions"],
+        current=counts["current"], confident=counts["confident"], stale=counts["stale"],
+        eligible=counts["eligible"], written_documents=counts["written"], llm_calls=len(calls),
+        tokens_in=sum(t[0] for t in calls.values()), tokens_out=sum(t[1] for t in calls.values()),
+        limited=limited, seconds=time.perf_counter() - t0, items=tuple(items), kept=tuple(kept))
 
 
-def _decide(store: Store, selector: SenseSelector, plan: _Plan, todo: Sequence[_Candidate],
-            doc_id: str) -> tuple[list[Redecided], list[Kept], list[Quad], dict[str, tuple[int, int]]]:
-    """New decisions for ``todo``: recorded revisions reused, the rest from ``selector``."""
+_Result = tuple[_Work, list[Redecided], list[Kept], list[Quad]]
+
+
+def _decide(store: Store, selector: SenseSelector, works: Sequence[_Work]
+            ) -> tuple[list[_Result], dict[str, tuple[int, int]]]:
+    """New decisions for the works' eligible annotations: revisions already recorded (another
+    document shared the decision) reused, the rest from ONE call of ``selector``; per work its
+    re-decided and kept annotations and the quads of its new decisions."""
     agent = selector.agent
-    targets = {c.ann.iri: record.revision_iri(NamedNode(c.ann.decision), agent) for c in todo}
+    targets = {c.ann.iri: record.revision_iri(NamedNode(c.ann.decision), agent)
+               for w in works for c in w.todo}
     wanted = [NamedNode(v) for v in sorted({t.value for t in targets.values()})]
     recorded = {r["decision"].value for r in store.select(
         "select-recorded-decisions", values=Values.column("decision", wanted))}
-    reuse = [c for c in todo if targets[c.ann.iri].value in recorded]
-    ask = [c for c in todo if targets[c.ann.iri].value not in recorded]
     selections: dict[str, tuple[Selection, bool]] = {}
+    reuse = [c for w in works for c in w.todo if targets[c.ann.iri].value in recorded]
     if reuse:
         loaded = load_decisions(store, [targets[c.ann.iri] for c in reuse],
                                 {targets[c.ann.iri].value: c.mention for c in reuse}, agent.name)
         for c in reuse:
             if targets[c.ann.iri].value in loaded:
                 selections[c.ann.iri] = (loaded[targets[c.ann.iri].value], True)
-            else:  # recorded without a readable decision: decide it again
-                ask.append(c)
-    quads: list[Quad] = []
+    ask: list[tuple[_Work, _Candidate]] = []
+    same: dict[str, list[_Candidate]] = {}   # revision IRI → later annotations that share it
+    for w in works:
+        for c in w.todo:
+            if c.ann.iri in selections:
+                continue
+            t = targets[c.ann.iri].value
+            if t in same:   # one decision shared by several annotations: asked once
+                same[t].append(c)
+            else:
+                same[t] = []
+                ask.append((w, c))
+    requests = []
+    for w in works:
+        mine = [c for v, c in ask if v is w]
+        if mine:
+            requests += selection_requests(store, w.plan.units,
+                                           [Decided(c.mention, c.unit) for c in mine])
+    quads: dict[str, list[Quad]] = {w.doc_id: [] for w in works}
     used: dict[str, tuple[int, int]] = {}
+    written_by: set[tuple[str, str]] = set()
+    started = ended = record.now()
     if ask:
-        requests = selection_requests(store, plan.units,
-                                      [Decided(c.mention, c.unit) for c in ask])
         started = record.now()
         answers, fell_back = _select(selector, requests)
         ended = record.now()
         if len(answers) != len(ask):
             raise SelectionError(f"the {agent.name} selector answered {len(answers)} of "
                                  f"{len(ask)} mentions; report this as a bug")
-        written: set[str] = set()
-        for c, sel, fell in zip(ask, answers, fell_back, strict=True):
+        for (_w, c), sel, fell in zip(ask, answers, fell_back, strict=True):
             if sel.llm is not None:
                 used[sel.llm.prompt_sha256] = (sel.llm.tokens_in, sel.llm.tokens_out)
             if fell:  # the model failed: its fall-back's decision is no upgrade; ask next time
                 sel = replace(sel, chosen=None, reason=sel.reason or "the model was not usable")
             selections[c.ann.iri] = (sel, False)
             new = targets[c.ann.iri]
-            if sel.chosen is None or new.value in written:
+            for other in same[new.value]:
+                selections[other.ann.iri] = (sel, False)
+    # a document whose annotation shares a decision asked for in another document carries
+    # that decision's quads too (its write drops them if the other one was written first)
+    for w in works:
+        for c in w.todo:
+            new = targets[c.ann.iri]
+            sel, reused = selections[c.ann.iri]
+            if reused or sel.chosen is None or (w.doc_id, new.value) in written_by:
                 continue
-            written.add(new.value)
-            unit = plan.units[c.unit]
-            quads += record.decision_quads(new, c.mention, sel,
-                                           record.context_hash(unit.context, unit.lang),
-                                           unit.context, started, ended)
-            quads += record.revision_quads(new, NamedNode(c.ann.decision))
-    done: list[Redecided] = []
-    not_done: list[Kept] = []
-    for c in todo:
-        sel, reused = selections[c.ann.iri]
-        if sel.chosen is None:
-            not_done.append(Kept(doc_id, c.mention.text, c.mention.start, c.ann.decision,
-                                 sel.reason or "the selector chose nothing"))
-            continue
-        done.append(Redecided(
-            doc_id, c.ann.iri, c.mention.start, c.mention.end, c.mention.text, c.ann.decision,
-            targets[c.ann.iri].value, _concept(c.selection), _concept(sel),
-            probability(c.selection), probability(sel), sel.agent.name, reused,
-            reason=sel.reason))
-    return done, not_done, quads, used
+            written_by.add((w.doc_id, new.value))
+            unit = w.plan.units[c.unit]
+            quads[w.doc_id] += record.decision_quads(
+                new, c.mention, sel, record.context_hash(unit.context, unit.lang), unit.context,
+                started, ended)
+            quads[w.doc_id] += record.revision_quads(new, NamedNode(c.ann.decision))
+    results: list[_Result] = []
+    for w in works:
+        done: list[Redecided] = []
+        not_done: list[Kept] = []
+        for c in w.todo:
+            sel, reused = selections[c.ann.iri]
+            if sel.chosen is None:
+                not_done.append(Kept(w.doc_id, c.mention.text, c.mention.start, c.ann.decision,
+                                     sel.reason or "the selector chose nothing"))
+                continue
+            done.append(Redecided(
+                w.doc_id, c.ann.iri, c.mention.start, c.mention.end, c.mention.text,
+                c.ann.decision, targets[c.ann.iri].value, _concept(c.selection), _concept(sel),
+                probability(c.selection), probability(sel), sel.agent.name, reused,
+                reason=sel.reason))
+        results.append((w, done, not_done, quads[w.doc_id]))
+    return results, used
 
 
 def _select(selector: SenseSelector, requests: Sequence[SelectionRequest]
@@ -424,11 +490,17 @@ def _write(store: Store, lock: threading.RLock, doc: NamedNode, plan: _Plan,
             values=Values.column("decision", [NamedNode(n) for n in new]))} if new else set()
         insert = [q for q in quads
                   if getattr(q.subject, "value", "").split("#c", 1)[0] not in recorded]
+        # and the annotation takes what that recorded decision chose
+        chosen = {r["decision"].value: r["chosenConcept"].value for r in store.select(
+            "select-decisions", values=Values.column("decision", [NamedNode(n) for n in
+                                                                  sorted(recorded)]))
+            if "chosenConcept" in r} if recorded else {}
         delete: list[Quad] = []
         for d in done:
             assert d.new_concept is not None  # unresolved answers are kept, never written
             dq, iq = _repoint(doc, plan.anns[d.annotation], NamedNode(d.decision),
-                              d.new_concept, d.reused or d.decision in recorded)
+                              chosen.get(d.decision, d.new_concept),
+                              d.reused or d.decision in recorded)
             delete += dq
             insert += iq
         store.apply(Change(delete=delete, insert=insert))

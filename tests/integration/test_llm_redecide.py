@@ -206,7 +206,7 @@ def test_a_provider_that_goes_down_stops_the_run_and_the_next_one_resumes(indexe
     with LlmServer([ok, Reply(status=500)]) as srv:
         kg = with_server(indexed, srv, llm_retries=0)
         with pytest.raises(SelectionError, match=r"1 documents re-decided before it are kept"):
-            kg.redecide("llm")
+            kg.redecide("llm", batch=1)                          # a request per document
         assert len(srv.chat_requests) == 2
     first_doc = sorted(DOCS)[0]
     with LlmServer(ok) as srv:
@@ -259,7 +259,7 @@ def test_cli_killed_mid_run_loses_nothing_and_resumes(tmp_path: Path) -> None:
     with LlmServer(slowly) as srv:
         env = {k: v for k, v in os.environ.items() if not k.startswith(("KG_RAG_", "OPENAI_"))}
         proc = subprocess.Popen([sys.executable, "-c", CLI, "--store", str(store), "redecide",
-                                 "--wsd", "llm", "--json"], env=env | llm_env(srv),
+                                 "--wsd", "llm", "--batch", "1", "--json"], env=env | llm_env(srv),
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         deadline = time.monotonic() + 90
         while len(srv.chat_requests) < 3 and time.monotonic() < deadline:
@@ -321,3 +321,18 @@ def test_cli_bad_input_is_one_line_and_writes_nothing(capsys: pytest.CaptureFixt
     code = main(["--store", ":memory:", "redecide", "--wsd", "none"])
     err = capsys.readouterr().err
     assert code == InputError.exit_code and "label matching" in err and err.count("\n") == 1
+
+
+def test_mentions_of_several_documents_share_a_request_and_each_document_its_write(
+        indexed: KnowledgeGraph) -> None:
+    with LlmServer(choose(FABRIC)) as srv:
+        kg = with_server(indexed, srv)
+        one_by_one = kg.redecide("llm", dry_run=True, batch=1)
+        per_doc = len(srv.chat_requests)
+        n = len(srv.chat_requests)
+        rep = kg.redecide("llm")                                   # batch 16: all in one call
+        batched = len(srv.chat_requests) - n
+    docs = {i.doc_id for i in one_by_one.items}
+    assert per_doc == len(docs) > 1 and batched == 1 == rep.llm_calls
+    assert rep.redecided == one_by_one.redecided and rep.written_documents == len(docs)
+    assert {i.doc_id for i in rep.items if i.written} == docs
