@@ -71,8 +71,8 @@ def test_rich_prompt_carries_the_entry_and_the_answer_is_recorded(tmp_path: Path
         rep = rich.redecide("llm")
         sent = list(srv.chat_requests)
         usages = list(srv.usages)
-    assert len(sent) == 2 == rep.llm_calls                    # one request per document
-    fig, rooster = sent[0], sent[1]
+    assert len(sent) == 1 == rep.llm_calls                    # both documents' words, one request
+    fig = rooster = sent[0]
     assert "under = the broader concept" in rooster.system
 
     # every kind of evidence of the rooster sense of גבר, from the demo's files
@@ -90,7 +90,8 @@ def test_rich_prompt_carries_the_entry_and_the_answer_is_recorded(tmp_path: Path
     man = sense_line(rooster.user, "גבר", "adult")
     assert 'under@en "person"' in man and not man.startswith("S1 [")
     # context: the mention's sentence and the one after it, not the third
-    ctx = context_line(rooster.user, "M1")
+    ids = {text: mid for mid, (text, _) in mention_blocks(rooster.user).items()}
+    ctx = context_line(rooster.user, ids["גבר"])
     assert "⟦גבר⟧" in ctx and "בברכות השחר מברכים על השכוי" in ctx
     assert "בחצרות הכפר" not in ctx
     # the second בד of the poem: the two sentences before it are there
@@ -101,8 +102,7 @@ def test_rich_prompt_carries_the_entry_and_the_answer_is_recorded(tmp_path: Path
     # the answers, parsed and written with their provenance
     for item in rep.items:
         assert item.written and item.selector == "llm"
-        req = fig if item.doc_id == "he-poem-fig" else rooster
-        usage = usages[sent.index(req)]
+        req, usage = sent[0], usages[0]
         assert one(rich, item.decision, KGR.promptTemplate) == "wsd-rich-v1"
         assert one(rich, item.decision, KGR.promptSha256) == prompt_sha256(req.body["messages"])
         assert one(rich, item.decision, KGR.tokensIn) == str(usage["prompt_tokens"])
