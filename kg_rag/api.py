@@ -483,6 +483,13 @@ class KnowledgeGraph:
 
         return concept_labels(self.store, iris, lang)
 
+    def glosses(self, iris: Iterable[str], lang: str) -> dict[str, str]:
+        """A short definition per concept (or sense-only reading) to tell readings apart,
+        preferring ``lang``, then English, then any (concepts without one are left out)."""
+        from kg_rag.pipeline.retrieve import concept_glosses
+
+        return concept_glosses(self.store, iris, lang)
+
     # --- the store as a whole ---------------------------------------------------------------
     def sources(self) -> list[dict[str, Any]]:
         """The loaded sources (the catalog): one record each, with ``stale`` true when it was

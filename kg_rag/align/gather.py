@@ -156,3 +156,30 @@ def read_concepts(store: Store, graph: str) -> dict[str, ThesaurusConcept]:
     every = set(labels) | set(texts) | set(links)
     return {c: ThesaurusConcept(c, tuple(labels.get(c, {})), tuple(texts.get(c, {})),
                                 tuple(links.get(c, {}))) for c in sorted(every)}
+
+
+def concepts_as_senses(concepts: dict[str, ThesaurusConcept]) -> dict[str, DictSense]:
+    """A thesaurus's concepts as the aligner's senses, to align two thesauri: each concept is a
+    "sense" that already has its concept (itself: an accepted link states ``skos:closeMatch``),
+    its words are its labels — those in the thesaurus's main language (the most frequent
+    language of its preferred labels) as its own, the others as translation equivalents — and
+    its texts are its definitions and scope notes."""
+    counts: dict[str, int] = defaultdict(int)
+    for tc in concepts.values():
+        for lb in tc.labels:
+            if lb.kind == "pref" and lb.lang:
+                counts[lb.lang] += 1
+    main = max(sorted(counts), key=lambda lang: counts[lang]) if counts else ""
+    out: dict[str, DictSense] = {}
+    for c, tc in concepts.items():
+        by_lang: dict[str, set[str]] = defaultdict(set)
+        for lb in tc.labels:
+            by_lang[lb.lang].add(lb.key)
+        own = frozenset(by_lang.pop(main, set()))
+        pref = sorted(lb.key for lb in tc.labels if lb.kind == "pref" and lb.lang == main)
+        lemma = pref[0] if pref else min(own, default="")
+        out[c] = DictSense(sense=c, entry=c, lang=main if own else "", lemma=lemma, keys=own,
+                           concept=c, texts=tc.texts,
+                           equivalents=tuple(sorted((lang, frozenset(ks)) for lang, ks in by_lang.items()
+                                                    if lang)))
+    return out

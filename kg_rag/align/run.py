@@ -1,4 +1,5 @@
-"""One alignment of a dictionary source with a thesaurus source: read, score, assign.
+"""One alignment of a dictionary source (or a second thesaurus) with a thesaurus source: read,
+score, assign.
 
 Nothing is written here (:mod:`kg_rag.align.record` writes); :func:`propose` is pure over the
 store's contents, so tests and the evaluation call it directly.
@@ -33,24 +34,32 @@ def propose(store: Store, dictionary: str, thesaurus: str,
         raise InputError(f"source {thesaurus} has no skos:Concept; give a thesaurus as the "
                          "second source")
     senses = gather.read_senses(store, dictionary)
-    if not senses:
-        raise InputError(f"source {dictionary} has no lexical entry with senses; give a "
-                         "dictionary as the first source")
+    # two thesauri: the first one's concepts are aligned as senses that have their concept
+    # (accepted links state skos:closeMatch, so both are one meaning, DATA-MODEL.md)
+    first = {} if senses else gather.read_concepts(store, dictionary)
+    if not senses and not first:
+        raise InputError(f"source {dictionary} has no lexical entry with senses and no "
+                         "skos:Concept; give a dictionary or a thesaurus as the first source")
+    if first:
+        senses = gather.concepts_as_senses(first)
     for s, c in (linked or {}).items():
         if s in senses and senses[s].concept is None:
             senses[s] = replace(senses[s], concept=c)
     skip = set(skip_senses)
-    skip |= {s for s, d in senses.items() if d.concept in concepts}  # already in this thesaurus
+    # already in this thesaurus (a concept is never aligned with itself)
+    skip |= {s for s, d in senses.items() if d.concept in concepts}
     todo = [s for s in senses if s not in skip]
     log.info("aligning %d senses of %s with %d concepts of %s", len(todo), dictionary,
              len(concepts), thesaurus)
     scorer = Scorer(concepts)
-    senses = gather.add_equivalents(store, dictionary, senses, todo)
+    if not first:  # a thesaurus's concepts carry their labels and texts already
+        senses = gather.add_equivalents(store, dictionary, senses, todo)
     no: dict[str, set[str]] = {}
     for s, c in rejected:
         no.setdefault(s, set()).add(c)
     found = [s for s in todo if scorer.index_hits_any(senses[s])]  # before reading their texts
-    senses = gather.add_texts(store, dictionary, senses, found)
+    if not first:
+        senses = gather.add_texts(store, dictionary, senses, found)
     scored: dict[str, list[Scored]] = {s: scorer.candidates(senses[s], exclude=no.get(s, ()))
                                        for s in found}
     proposals = assign([senses[s] for s in found], scored)

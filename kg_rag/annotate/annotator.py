@@ -17,7 +17,9 @@ How a text is matched (all in the text's language, plus untagged thesaurus label
 3. multiword keys are also tried over the analyses of consecutive words (``fruit trees`` →
    ``fruit tree``, ``ועצי פרי`` → ``עץ פרי``);
 4. longest match wins, leftmost first. Words inside a fixed phrase give no mentions of their
-   own; words inside a phrase found only through analyses stay as extra, nested mentions;
+   own; words inside a phrase found only through analyses stay as extra, nested mentions —
+   except in a *figurative* phrase (an idiom entry, DATA-MODEL.md "Figurative phrases"), which
+   is one mention with only its figurative readings however it was matched (``וכרסה בין שיניה``);
 5. matched owners are resolved to candidates with ONE query (VALUES over their IRIs).
 """
 
@@ -26,14 +28,16 @@ from __future__ import annotations
 import logging
 from bisect import bisect_right
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+
+from pyoxigraph import NamedNode
 
 from kg_rag.annotate.candidates import Reading, check_pos, lemma_readings, readings_of, sort_key
 from kg_rag.annotate.lexicon import Lexicon
 from kg_rag.annotate.schemes import SchemeFilter, Schemes
 from kg_rag.errors import InputError
 from kg_rag.model import Candidate, Mention
-from kg_rag.store import Store
+from kg_rag.store import Store, Values
 from kg_rag.text.analyse import analyses, clean_surface, fallback_forms, how_rank
 from kg_rag.text.langid import check_language
 from kg_rag.text.normalise import match_key, nfc
@@ -81,6 +85,7 @@ class LexiconAnnotator:
         self._cands: dict[tuple[str, str | None, tuple[tuple[int, str], ...]],
                           tuple[tuple[Candidate, ...], tuple[tuple[str, ...], ...]]] = {}
         self.schemes = Schemes(store)
+        self._figurative: dict[str, bool] = {}   # entry IRI → a fixed figurative phrase?
 
     @property
     def lexicon(self) -> Lexicon:
@@ -124,19 +129,36 @@ class LexiconAnnotator:
                                   if len({c.scheme for c in cs}) > 1 for c in cs])
             for k, cs in tagged.items():
                 self._cands[k] = (cs, self.schemes.same_meaning(cs) if len(cs) > 1 else ())
-        mentions = []
+        found = []
         for sp, k in keyed:
             final, groups = self._cands[k]
             if not final:
                 continue
             s, e = n.orig_start(sp.start), n.orig_end(sp.end)
-            m = Mention(start=s, end=e, text=text[s:e], lang=code, candidates=final,
-                        fixed_phrase=sp.fixed, same_meaning=groups)
+            found.append((sp.words, Mention(start=s, end=e, text=text[s:e], lang=code, candidates=final,
+                                            fixed_phrase=sp.fixed, same_meaning=groups)))
+        idioms = self._idioms({c.entry for words, m in found if words > 1 for c in m.candidates
+                               if c.entry is not None})
+        mentions = []
+        for m in _figurative(found, idioms) if idioms else (m for _, m in found):
             kept = m if scheme is None else scheme.mention(m)
             if kept is not None:
                 mentions.append(kept)
         mentions.sort(key=lambda m: (m.start, -m.end))
         return mentions
+
+    def _idioms(self, entries: set[str]) -> set[str]:
+        """Which of ``entries`` (of multiword mentions) are fixed figurative phrases: one query
+        for those not asked before (``sparql/select-figurative-entries.rq``)."""
+        todo = sorted(e for e in entries if e not in self._figurative)
+        if todo:
+            if len(self._figurative) >= _CACHE_LIMIT:
+                self._figurative.clear()
+            rows = self.store.select("select-figurative-entries",
+                                     values=Values.column("entry", [NamedNode(e) for e in todo]))
+            hit = {r["entry"].value for r in rows}
+            self._figurative.update((e, e in hit) for e in todo)
+        return {e for e in entries if self._figurative.get(e, False)}
 
     def _candidates(self, sp: _Span, lang: str, pos_name: str | None,
                     readings: dict[str, tuple[Reading, ...]]) -> tuple[Candidate, ...]:
@@ -263,6 +285,24 @@ class LexiconAnnotator:
             for t, rs in readings_of(self.store, missing, lang).items():
                 self._readings[(lang, t)] = rs
         return {t: self._readings.get((lang, t), ()) for t in wanted}
+
+
+def _figurative(found: list[tuple[int, Mention]], idioms: set[str]) -> list[Mention]:
+    """A phrase of several words with a figurative reading (an entry in ``idioms``) is one
+    mention with only its figurative readings, and no mention inside it is kept (its words are
+    not read literally)."""
+    figs: list[Mention] = []
+    rest: list[Mention] = []
+    for words, m in found:
+        fig = tuple(c for c in m.candidates if c.entry in idioms) if words > 1 else ()
+        if fig:
+            kept = {c.concept for c in fig}
+            figs.append(replace(m, candidates=fig, fixed_phrase=True,
+                                same_meaning=tuple(g for g in m.same_meaning if set(g) <= kept)))
+        else:
+            rest.append(m)
+    return figs + [m for m in rest
+                   if not any(f.start <= m.start and m.end <= f.end for f in figs)]
 
 
 def _phrase_how(how: str) -> str:

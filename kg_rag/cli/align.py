@@ -21,9 +21,10 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
                     "match its written forms or its translations (in any language), by label "
                     "agreement, definition/scope-note overlap and neighbourhood; write one "
                     "proposal per sense, with its score, to the alignment graph (apart from the "
-                    "sources). Sources are named as `kg-rag sources` lists them. Review with "
-                    "`kg-rag alignments`.")
-    p.add_argument("dictionary", metavar="DICTIONARY_SOURCE")
+                    "sources). DICTIONARY may also be a second thesaurus: its concepts are aligned by "
+                    "their labels and notes, and an accepted link states skos:closeMatch. Sources "
+                    "are named as `kg-rag sources` lists them. Review with `kg-rag alignments`.")
+    p.add_argument("dictionary", metavar="DICTIONARY_SOURCE", help="a dictionary, or a second thesaurus")
     p.add_argument("thesaurus", metavar="THESAURUS_SOURCE")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_align)

@@ -7,7 +7,7 @@ import re
 
 from kg_rag.api import KnowledgeGraph
 from kg_rag.cli.common import WSD_HELP, print_json, store_from_args, text_arg, wsd_arg
-from kg_rag.cli.render import answer_text, mention_lines
+from kg_rag.cli.render import answer_text, mention_lines, same_looking
 from kg_rag.errors import InputError
 from kg_rag.serialize import answer_dict, language_dict, mention_dict
 from kg_rag.text.normalise import for_terminal
@@ -82,7 +82,9 @@ def cmd_annotate(args: argparse.Namespace) -> int:
                         "mentions": [mention_dict(r) for r in reports]})
         else:
             labels = kg.labels([c.concept for r in reports for c in r.mention.candidates], guess.lang)
-            lines = [f"language: {guess.note()}", *mention_lines(reports, labels)]
+            same = same_looking(reports, labels)
+            glosses = kg.glosses(same, guess.lang) if same else {}
+            lines = [f"language: {guess.note()}", *mention_lines(reports, labels, glosses)]
             if not reports:
                 lines.append("no mentions: none of its words is a label or written form in this store")
             print(for_terminal("\n".join(lines)))

@@ -29,6 +29,11 @@ def demo_questions(paper_only: bool = True) -> list[dict[str, Any]]:
     return [q for q in qs if q.get("paper")] if paper_only else qs
 
 
+def figurative_questions() -> list[dict[str, Any]]:
+    """The demo's fixed figurative phrases (the paper's third open question)."""
+    return [q for q in demo_questions(paper_only=False) if q.get("figurative")]
+
+
 def build_demo(kg: KnowledgeGraph) -> dict[str, Any]:
     demo = resource_path("demo")
     t0 = time.perf_counter()
@@ -69,11 +74,35 @@ def cmd_demo(args: argparse.Namespace) -> int:
                 print(for_terminal(f"  expected: {gold} — {'RIGHT' if ok else 'WRONG'}"
                                    + (f" ({q['note']})" if q.get("note") else "")) + "\n")
         out["right"], out["total"] = right, len(questions)
+        if not args.all:  # --all asked them above, with every other question
+            out["figurative"] = [_figurative(kg, q, args) for q in figurative_questions()]
         if args.json:
             print_json(out)
             return 0
         print(f"{right} of {len(questions)} right with the {kg.mode(args.wsd)} selector\n")
+        for f in out.get("figurative", []):
+            print(for_terminal(f"figurative phrase “{f['phrase']}” read as {f['read_as']}; "
+                               f"top documents {', '.join(f['top']) or 'none'}: "
+                               f"{'RIGHT' if f['correct'] else 'WRONG'} (expected {', '.join(f['relevant'])}, "
+                               f"none of {', '.join(f['not_relevant'])})") + "\n")
         if last_iri:
             print("explain the last question (kg-rag explain IRI):")
             print(kg.explain(last_iri).text())
     return 0
+
+
+def _figurative(kg: KnowledgeGraph, q: dict[str, Any], args: argparse.Namespace) -> dict[str, Any]:
+    """Ask a figurative-phrase question: right when the phrase is one mention read as the gold
+    concept, a relevant document comes first and no document about its literal words is found."""
+    start, end = q["focus"]
+    a = kg.ask(q["text"], lang=q.get("lang"), k=args.k, wsd=args.wsd, focus=(start, end))
+    inside = [r for r in a.mentions if start <= r.mention.start and r.mention.end <= end]
+    whole = [r for r in inside if (r.mention.start, r.mention.end) == (start, end)]
+    concepts = [c for r in whole for c in r.mention.concepts]
+    top = [r.doc_id for r in a.results]
+    ok = (len(inside) == 1 and concepts == [q["gold_concept"]] and bool(top)
+          and top[0] in q["relevant"] and not set(top) & set(q["not_relevant"]))
+    gold = kg.labels([q["gold_concept"]], "en").get(q["gold_concept"], "?")
+    return {"id": q["id"], "phrase": q["text"][start:end], "read_as": gold if concepts == [q["gold_concept"]]
+            else ", ".join(concepts) or "nothing", "mentions_inside": len(inside), "top": top,
+            "relevant": q["relevant"], "not_relevant": q["not_relevant"], "correct": ok}

@@ -8,7 +8,11 @@ from kg_rag.model import Answer, MentionReport
 from kg_rag.text.normalise import for_terminal
 
 
-def mention_lines(reports: tuple[MentionReport, ...] | list[MentionReport], labels: dict[str, str]) -> list[str]:
+def mention_lines(reports: tuple[MentionReport, ...] | list[MentionReport], labels: dict[str, str],
+                  glosses: dict[str, str] | None = None) -> list[str]:
+    """``glosses``: a short definition per concept, shown where readings of one mention would
+    otherwise look the same (see :func:`same_looking`)."""
+    glosses = glosses or {}
     out = []
     for r in reports:
         m = r.mention
@@ -38,7 +42,8 @@ def mention_lines(reports: tuple[MentionReport, ...] | list[MentionReport], labe
             mark = "✔" if sel is not None and sel.chosen is not None and sel.chosen.id == c.id else " "
             score = f"{scores[c.id]:.3f}" if c.id in scores else "  -  "
             lemma = f"{c.lemma} [{c.lang or '-'}]" if several else c.lemma
-            out.append(f"     {mark} {score}  {name(c.concept, c.scheme_name)}  ({lemma}, {c.matched_by})")
+            gloss = f" — {glosses[c.concept]}" if c.concept in glosses else ""
+            out.append(f"     {mark} {score}  {name(c.concept, c.scheme_name)}{gloss}  ({lemma}, {c.matched_by})")
         if sel is not None and sel.chosen is None:
             out.append(f"     unresolved: {sel.reason}")
         elif sel is not None and sel.llm is not None and sel.llm.rationale:
@@ -48,15 +53,31 @@ def mention_lines(reports: tuple[MentionReport, ...] | list[MentionReport], labe
     return out
 
 
+def same_looking(reports: tuple[MentionReport, ...] | list[MentionReport], labels: dict[str, str]) -> list[str]:
+    """Concepts that share their display label with another reading of the same ambiguous
+    mention (a Hebrew WordNet word's synsets all labelled by the word itself)."""
+    out: list[str] = []
+    for r in reports:
+        if not r.mention.ambiguous:
+            continue
+        seen: dict[str, list[str]] = {}
+        for c in r.mention.concepts:
+            seen.setdefault(labels.get(c, c), []).append(c)
+        out += [c for group in seen.values() if len(group) > 1 for c in group]
+    return out
+
+
 def answer_text(kg: KnowledgeGraph, a: Answer, passages: bool = True) -> str:
     iris = [c.concept for r in a.mentions for c in r.mention.candidates]
     labels = kg.labels(iris, a.lang)
+    same = same_looking(a.mentions, labels)
+    glosses = kg.glosses(same, a.lang) if same else {}
     lines = [f"question [{a.lang}] ({a.wsd}): {a.question}"]
     if a.language is not None and a.language.source != "given":
         lines.append(f"  language: {a.language.note()}")
     if a.question_iri:
         lines.append(f"  <{a.question_iri}>")
-    lines += mention_lines(a.mentions, labels)
+    lines += mention_lines(a.mentions, labels, glosses)
     if not a.results:
         lines.append(f"  no results: {a.reason or 'no document matches the chosen concepts'}")
     for i, r in enumerate(a.results, 1):

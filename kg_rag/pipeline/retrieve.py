@@ -164,6 +164,33 @@ def concept_labels(store: Store, iris: Iterable[str], lang: str) -> dict[str, st
     return {c: v[1] for c, v in best.items()}
 
 
+def concept_glosses(store: Store, iris: Iterable[str], lang: str, width: int = 90) -> dict[str, str]:
+    """A short definition per concept to tell readings apart, preferring ``lang``, then English,
+    then any language (a Hebrew WordNet synset shows its English gloss through the ILI); cut to
+    ``width`` characters at a word boundary. Concepts without a definition are left out."""
+    iris = list(dict.fromkeys(iris))
+    if not iris:
+        return {}
+    rows = store.select("select-concept-definitions",
+                        values=Values.column("concept", [NamedNode(i) for i in iris]))
+    best: dict[str, tuple[tuple[int, str], str]] = {}
+    for r in rows:
+        lit = r["text"]
+        tag = base_language(getattr(lit, "language", None))
+        key = (0 if tag == lang else 1 if tag == "en" else 2, lit.value)
+        c = r["concept"].value
+        if c not in best or key < best[c][0]:
+            best[c] = (key, lit.value)
+    return {c: _cut(" ".join(v[1].split()), width) for c, v in best.items()}
+
+
+def _cut(text: str, width: int) -> str:
+    if len(text) <= width:
+        return text
+    head = text[: width - 1]
+    return (head.rsplit(" ", 1)[0] if " " in head else head).rstrip(" ,;:") + "…"
+
+
 def probabilities(scores: Mapping[str, float]) -> dict[str, float]:
     """A decision's scores as probabilities over its candidate concepts (normalised; the
     selectors' scores already are, up to rounding); readings without probability are left out,

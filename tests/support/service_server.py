@@ -40,7 +40,7 @@ _DEMO: dict[str, Any] = {}
 
 
 def demo_store() -> Any:
-    """One in-memory store with the bundled demo (thesaurus, dictionary, 40 documents), built
+    """One in-memory store with the bundled demo (thesaurus, dictionary, 43 documents), built
     once per test process and shared by the service tests (they add/remove only their own ids)."""
     if "store" not in _DEMO:
         from kg_rag.api import KnowledgeGraph

@@ -45,13 +45,14 @@ def fresh(tmp_path: Path) -> Iterator[KnowledgeGraph]:
 
 def test_the_demo_has_one_hand_link_per_sense(demo: tuple[KnowledgeGraph, set[tuple[str, str]]]) -> None:
     _, gold = demo
-    assert len(gold) == 50 and len({s for s, _ in gold}) == 50
+    assert len(gold) == 51 and len({s for s, _ in gold}) == 51
 
 
 def test_precision_and_recall_against_the_hand_links(demo: tuple[KnowledgeGraph, set[tuple[str, str]]]) -> None:
     kg, gold = demo
     report = kg.align("dictionary", "thesaurus")
-    assert report.senses == 50 and report.with_candidates == 50 and len(report.proposals) == 50
+    # the figurative phrase כרסה בין שיניה gets no candidate: none of its words names pregnancy
+    assert report.senses == 51 and report.with_candidates == 50 and len(report.proposals) == 50
     # the figures docs/ALIGNMENT.md reports (constants as set before measuring, not tuned)
     at_half = measure(report.proposals, gold, 0.5)
     assert (at_half.proposed, at_half.correct) == (47, 45)

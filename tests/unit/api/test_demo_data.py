@@ -365,8 +365,10 @@ def test_questions_focus_the_ambiguous_word_and_gold_concepts_exist(
         assert end == len(text) or not WORD_CHAR.match(text[end]), q["id"]
         # and one that names the gold concept through the dictionary or a thesaurus label
         keys = {word.casefold()}
-        if q["lang"] == "he" and word[0] in HEBREW_PREFIX_LETTERS:
-            keys.add(word[1:])
+        k = 0   # Hebrew prefix letters: one or more (כש+כרסה)
+        while q["lang"] == "he" and k < 3 and word[k] in HEBREW_PREFIX_LETTERS:
+            k += 1
+            keys.add(word[k:])
         assert _names_concept(thesaurus, dictionary, keys, q["lang"], q["gold_concept"]), q["id"]
 
 

@@ -33,7 +33,7 @@ def test_align_review_and_bad_input(tmp_path: Path, capsys: pytest.CaptureFixtur
     assert code == 0 and json.loads(out) == []                      # nothing was written
 
     code, out, _ = run(capsys, store, "align", "dictionary", "thesaurus")
-    assert code == 0 and "50 senses, 50 with candidate concepts, 50 proposals" in out
+    assert code == 0 and "51 senses, 50 with candidate concepts, 50 proposals" in out
     code, out, _ = run(capsys, store, "alignments", "--status", "proposed", "--json")
     links = json.loads(out)
     assert len(links) == 50 and links[0]["score"] >= links[-1]["score"]

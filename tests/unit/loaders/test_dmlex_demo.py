@@ -26,7 +26,12 @@ NIQQUD = re.compile("[\u0591-\u05bd\u05bf\u05c1\u05c2\u05c4\u05c5\u05c7]")
 
 def _questions() -> list[dict[str, Any]]:
     lines = (DEMO / "questions.jsonl").read_text(encoding="utf-8").splitlines()
-    return [q for q in (json.loads(x) for x in lines if x) if q["lang"] == "he"]
+    return [q for q in (json.loads(x) for x in lines if x) if q["lang"] == "he" and not q.get("figurative")]
+
+
+def _figurative() -> list[dict[str, Any]]:
+    lines = (DEMO / "questions.jsonl").read_text(encoding="utf-8").splitlines()
+    return [q for q in (json.loads(x) for x in lines if x) if q.get("figurative")]
 
 
 def _one(store: EmbeddedStore, s: Any, p: NamedNode) -> Any:
@@ -75,7 +80,7 @@ def test_same_hebrew_content_as_the_turtle_dictionary(mem_store: EmbeddedStore) 
     (dmlex_lexicon,) = [q.subject for q in mem_store.oxigraph.quads_for_pattern(
         None, LIME.language, Literal("he")) if q.subject != HE_LEXICON]
     dml = _hebrew_dictionary(mem_store, dmlex_lexicon)
-    assert len(ttl) == 12 and set(dml) == set(ttl)
+    assert len(ttl) == 13 and set(dml) == set(ttl)
     for key, (forms, rows) in ttl.items():
         d_forms, d_rows = dml[key]
         assert d_forms == forms, key
@@ -117,6 +122,18 @@ def test_dmlex_dictionary_gives_the_same_answers(graphs: dict[str, KnowledgeGrap
     dmlex = _chosen(graphs["dictionary.dmlex.xml"], q)
     assert dmlex == q["gold_concept"]
     assert dmlex == _chosen(graphs["dictionary.ttl"], q)
+
+
+@pytest.mark.parametrize("q", _figurative(), ids=lambda q: q["id"])
+def test_dmlex_idiom_label_reads_the_phrase_as_a_whole(graphs: dict[str, KnowledgeGraph], q: dict[str, Any]) -> None:
+    """A DMLex entry labelled idiom is a figurative phrase like lexinfo:termType lexinfo:idiom."""
+    start, end = q["focus"]
+    for name, kg in graphs.items():
+        a = kg.ask(q["text"], lang="he", k=5, focus=(start, end))
+        inside = [r.mention for r in a.mentions if start <= r.mention.start and r.mention.end <= end]
+        assert [(m.start, m.end, m.concepts) for m in inside] == [(start, end, (q["gold_concept"],))], name
+        assert a.results and a.results[0].doc_id in q["relevant"], name
+        assert not {r.doc_id for r in a.results} & set(q["not_relevant"]), name
 
 
 def test_the_paper_sentences_are_among_them() -> None:
