@@ -31,6 +31,7 @@ from kg_rag.pipeline import record
 from kg_rag.pipeline.decide import Decided, Outcome, Unit, decide
 from kg_rag.pipeline.index import Detail, IndexReport, index_documents
 from kg_rag.pipeline.ranking_config import RetrievalConfig
+from kg_rag.pipeline.redecide import RedecideReport
 from kg_rag.pipeline.relevance import check_min_relevance as check_min_relevance
 from kg_rag.pipeline.retrieve import (
     expand,
@@ -223,6 +224,28 @@ class KnowledgeGraph:
         with self.write_lock:
             return index_documents(self.store, docs, self.annotator, self.selector(mode), progress,
                                    detail)
+
+    def redecide(self, wsd: WsdMode | str = WsdMode.LLM, documents: Iterable[str] | None = None,
+                 below: float | None = None, limit: int | None = None, dry_run: bool = False,
+                 progress: Callable[[int], None] | None = None,
+                 total: Callable[[int], None] | None = None, batch: int = 16) -> RedecideReport:
+        """Re-decide the stored decisions of indexed ``documents`` (ids; None: all) with the
+        selector of ``wsd`` — those below probability ``below`` only, at most ``limit`` — each
+        written as a new decision revising the old one, one update per document; the mentions
+        of consecutive documents go to the selector ``batch`` at a time; ``dry_run`` decides
+        and writes nothing (:mod:`kg_rag.pipeline.redecide`)."""
+        from kg_rag.pipeline.redecide import check_options, redecide
+
+        mode = self.mode(wsd)
+        if mode is WsdMode.NONE:
+            raise InputError("redecide needs a selector; none is label matching (use llm, "
+                             "knowledge+llm, knowledge …)")
+        check_options(below, limit)
+        docs = None if documents is None else [documents] if isinstance(documents, str) else list(documents)
+        selector = self.selector(mode)
+        assert selector is not None
+        return redecide(self.store, self.write_lock, self.annotator, selector, mode.value, docs,
+                        below, limit, dry_run, progress, total, batch)
 
     def delete(self, doc_id: str) -> None:
         iri = record.doc_iri(doc_id)

@@ -46,6 +46,8 @@ class Settings:
     llm_max_response_bytes: int = 1_000_000
     #: knowledge+llm: knowledge decisions with a probability below this go to the LLM
     llm_threshold: float = 0.8
+    #: the LLM's prompt template: wsd-v1 (compact) or wsd-rich-v1 (kg_rag/senses/llm/rich.py)
+    llm_prompt: str = "wsd-v1"
     max_document_bytes: int = 5_000_000
     max_query_bytes: int = 100_000
     max_query_depth: int = 64

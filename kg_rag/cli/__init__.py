@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from kg_rag.errors import ConfigError, KgRagError
 
 # command modules, in help order (each adds its subcommands)
-COMMAND_MODULES: tuple[str, ...] = ("load", "align", "query", "documents", "questions", "ask", "demo", "evaluate", "serve")
+COMMAND_MODULES: tuple[str, ...] = ("load", "align", "query", "documents", "redecide", "questions", "ask", "demo", "evaluate", "serve")
 
 
 #: a module of an optional dependency → the extra that installs it

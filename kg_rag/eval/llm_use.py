@@ -34,7 +34,8 @@ class LlmStats:
     def describe(self) -> str:
         return (f"LLM: {self.requests} request(s) for {self.mentions} mentions "
                 f"({self.per_1000:.1f} per 1,000 mentions; {self.sent} mentions decided with a "
-                f"request), {self.tokens_in} tokens in, {self.tokens_out} out")
+                f"request), {self.tokens_in} tokens in, {self.tokens_out} out"
+                + (f" ({self.tokens_in / self.sent:.0f} in per mention sent)" if self.sent else ""))
 
 
 @dataclass(frozen=True, slots=True)

@@ -7,7 +7,7 @@ scores; ``--run-record PATH`` chooses it (also for the other modes), else it is
 
 - ``selector``: mode, agent name and version, ``model``, ``endpoint_host`` (the host only: no
   path, no user info, no API key), ``threshold`` (knowledge+llm);
-- ``prompt``: template id (``wsd-v1``) and the SHA-256 of its shipped files;
+- ``prompt``: template id (``wsd-v1`` or ``wsd-rich-v1``) and the SHA-256 of its shipped files;
 - ``context_window``: sentences of context on each side (``--window``) and the largest prompt
   a request sent (tokens the API reported) — how much of the model's context window was used;
 - ``scores``: the system's and the baselines' P/R/F1;
@@ -95,6 +95,10 @@ def build(report: WsdReport, *, mode: WsdMode, selector: Any, data: str, gold: s
     from kg_rag.senses.llm.prompt import TEMPLATE, template_sha256
 
     agent = selector.agent
+    # the LLM's template (knowledge+llm and llm,knowledge hold the LLM selector inside)
+    llm = next((x for x in (selector, getattr(selector, "llm", None), getattr(selector, "primary", None))
+                if isinstance(getattr(x, "template", None), str)), None)
+    template = llm.template if llm is not None else TEMPLATE
     items = report.system.items
     # the requests behind the items: one per prompt hash (mentions of a request share it)
     requests: dict[str, dict[str, Any]] = {}
@@ -140,7 +144,7 @@ def build(report: WsdReport, *, mode: WsdMode, selector: Any, data: str, gold: s
         "selector": {"mode": mode.value, "name": agent.name, "version": agent.version,
                      "model": agent.model, "endpoint_host": agent.endpoint_host,
                      "threshold": getattr(selector, "threshold", None)},
-        "prompt": {"template": TEMPLATE, "sha256": template_sha256(TEMPLATE)}
+        "prompt": {"template": template, "sha256": template_sha256(template)}
         if mode.uses_llm else None,
         "context_window": {"sentences_each_side": window,
                            "max_prompt_tokens": max((r["tokens_in"] for r in requests.values()),

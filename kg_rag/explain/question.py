@@ -97,6 +97,7 @@ def decision_summary(g: GraphIndex, dec: str, lang: str) -> dict[str, Any]:
         "iri": dec, "status": g.one(dec, KGR.status), "confidence": float(g.one(dec, KGR.confidence) or 0),
         "chosen_concept": g.one(dec, KGR.chosenConcept), "chosen_sense": g.one(dec, KGR.chosenSense),
         "reason": g.one(dec, KGR.reason), "started": g.one(dec, PROV.startedAtTime),
+        "revision_of": g.one(dec, KGR.revisionOf),   # kg-rag redecide: the decision it replaced
         "candidates": cands,
         "selector": {"iri": agent, "label": g.one(agent, RDFS.label) if agent else None,
                      "version": g.one(agent, KGR.version) if agent else None,
@@ -194,6 +195,8 @@ def render_text(s: dict[str, Any]) -> str:
             for c in dec["candidates"]:
                 mark = "→" if c["concept"] == dec.get("chosen_concept") else " "
                 lines.append(f"     {mark} {c['score']:.3f} {c['label']}: {c['definition'][:100]}")
+            if dec.get("revision_of"):
+                lines.append(f"    re-decided; revises <{dec['revision_of']}>")
             if dec.get("reason"):
                 lines.append(f"    reason: {dec['reason']}")
             if dec.get("llm"):

@@ -120,32 +120,22 @@ def decide(store: Store, units: Sequence[Unit], selector: SenseSelector | None,
         decided[i] = replace(d, decision=iri)
         by_iri[iri.value] = d.mention
     stored = load_decisions(store, [NamedNode(v) for v in by_iri], by_iri, agent.name)
+    newest = newest_revisions(store, stored, by_iri)
     todo = []
     for i in pending:
         d = decided[i]
         assert d.decision is not None
         sel = stored.get(d.decision.value)
-        if sel is not None:
+        if d.decision.value in newest:  # re-decided since (kg-rag redecide): the newest stands
+            rev_iri, rev_sel = newest[d.decision.value]
+            decided[i] = replace(d, selection=rev_sel, decision=rev_iri, reused=True)
+        elif sel is not None:
             decided[i] = replace(d, selection=sel, reused=True)
         else:
             todo.append(i)
     if not todo:
         return Outcome(tuple(decided))
-    from kg_rag.pipeline.evidence import fetch_evidence
-
-    all_cands = [c for i in todo for c in decided[i].mention.candidates]
-    evidence = {e.candidate: e for e in fetch_evidence(store, all_cands)}
-    requests = []
-    for i in todo:
-        d = decided[i]
-        u = units[d.unit]
-        # a selector reads the context at the mention's offsets: make them the context's own
-        others = tuple(_within(m, u.start) for m in u.mentions if m is not d.mention)
-        requests.append(SelectionRequest(
-            mention=_within(d.mention, u.start), context=u.context, context_lang=u.lang,
-            evidence=tuple(evidence[c] for c in d.mention.candidates),
-            others=others, target_lang=target_lang,
-        ))
+    requests = selection_requests(store, units, [decided[i] for i in todo], target_lang)
     started = record.now()
     selections = selector.select(requests)
     ended = record.now()
@@ -165,6 +155,54 @@ def decide(store: Store, units: Sequence[Unit], selector: SenseSelector | None,
     return Outcome(tuple(decided), tuple(quads), llm_calls=len(llm_requests),
                    tokens_in=sum(t[0] for t in llm_requests.values()),
                    tokens_out=sum(t[1] for t in llm_requests.values()))
+
+
+def selection_requests(store: Store, units: Sequence[Unit], items: Sequence[Decided],
+                       target_lang: str | None = None) -> list[SelectionRequest]:
+    """What a selector gets for each of ``items`` (mentions of ``units``): its context, the
+    evidence of its candidates (fetched in one go) and the other mentions of its unit."""
+    from kg_rag.pipeline.evidence import fetch_evidence
+
+    all_cands = [c for d in items for c in d.mention.candidates]
+    evidence = {e.candidate: e for e in fetch_evidence(store, all_cands)}
+    requests = []
+    for d in items:
+        u = units[d.unit]
+        # a selector reads the context at the mention's offsets: make them the context's own
+        others = tuple(_within(m, u.start) for m in u.mentions if m is not d.mention)
+        requests.append(SelectionRequest(
+            mention=_within(d.mention, u.start), context=u.context, context_lang=u.lang,
+            evidence=tuple(evidence[c] for c in d.mention.candidates),
+            others=others, target_lang=target_lang,
+        ))
+    return requests
+
+
+def newest_revisions(store: Store, stored: dict[str, Selection],
+                     mentions: dict[str, Mention]) -> dict[str, tuple[NamedNode, Selection]]:
+    """For each of the ``stored`` decisions that was re-decided since (``kgr:revisionOf``, by
+    ``kg-rag redecide``), its newest revision (latest end time; IRI as tie-break) and what that
+    one chose — so indexing again or asking again keeps the upgrade without asking a model."""
+    if not stored:
+        return {}
+    rows = store.select("select-decision-revisions",
+                        values=Values.column("decision", [NamedNode(d) for d in sorted(stored)]))
+    best: dict[str, tuple[str, str, str]] = {}
+    for r in rows:
+        key = (r["ended"].value, r["revision"].value, r["label"].value)
+        d = r["decision"].value
+        if d not in best or key > best[d]:
+            best[d] = key
+    out: dict[str, tuple[NamedNode, Selection]] = {}
+    by_name: dict[str, dict[str, str]] = {}
+    for d, (_, rev, label) in best.items():
+        by_name.setdefault(record.agent_name(label), {})[rev] = d
+    for name, revs in by_name.items():
+        loaded = load_decisions(store, [NamedNode(v) for v in revs],
+                                {v: mentions[d] for v, d in revs.items()}, name)
+        for rev, sel in loaded.items():
+            out[revs[rev]] = (NamedNode(rev), sel)
+    return out
 
 
 def _within(m: Mention, offset: int) -> Mention:

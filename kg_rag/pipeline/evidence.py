@@ -34,6 +34,8 @@ class ConceptEvidence:
     labels: tuple[LangText, ...] = ()
     usage: tuple[LangText, ...] = ()
     neighbours: tuple[str, ...] = ()
+    broader: tuple[LangText, ...] = ()
+    schemes: tuple[LangText, ...] = ()
 
 
 @dataclass(slots=True)
@@ -44,10 +46,12 @@ class _Parts:
     usage: dict[LangText, None]
     translations: dict[LangText, None]
     neighbours: dict[str, None]
+    broader: dict[LangText, None]
+    schemes: dict[LangText, None]
 
     @classmethod
     def new(cls) -> _Parts:
-        return cls({}, {}, {}, {}, {}, {})
+        return cls({}, {}, {}, {}, {}, {}, {}, {})
 
 
 #: concept IRI → its evidence, in the store's registry
@@ -69,7 +73,8 @@ def _add(parts: _Parts, kind: str, term: object) -> None:
             parts.neighbours.setdefault(term.value, None)
         return
     bucket = {"definition": parts.definitions, "example": parts.examples, "label": parts.labels,
-              "usage": parts.usage, "translation": parts.translations}.get(kind)
+              "usage": parts.usage, "translation": parts.translations,
+              "broader": parts.broader, "scheme": parts.schemes}.get(kind)
     if bucket is None:
         raise ValueError(f"unknown evidence kind {kind}")
     t = _text(term)
@@ -92,9 +97,14 @@ def concept_evidence(store: Store, concepts: Iterable[str]) -> dict[str, Concept
                             values=Values.column("concept", [NamedNode(c) for c in chunk]))
         for r in rows:
             _add(parts[r["concept"].value], r["kind"].value, r["text"])
+        # where it stands in its thesaurus (the LLM's rich prompt names it)
+        for r in store.select("select-concept-hierarchy",
+                              values=Values.column("concept", [NamedNode(c) for c in chunk])):
+            _add(parts[r["concept"].value], r["kind"].value, r["text"])
         for c, p in parts.items():
             ev = ConceptEvidence(tuple(p.definitions), tuple(p.examples), tuple(p.labels),
-                                 tuple(p.usage), tuple(n for n in p.neighbours if n != c))
+                                 tuple(p.usage), tuple(n for n in p.neighbours if n != c),
+                                 tuple(p.broader), tuple(p.schemes))
             cache.put(c, ev)
             out[c] = ev
     return out
@@ -135,5 +145,7 @@ def fetch_evidence(store: Store, candidates: Sequence[Candidate]) -> tuple[Sense
             translations=tuple(sp.translations),
             usage=_once(tuple(sp.usage) + ce.usage),
             neighbours=ce.neighbours,
+            broader=ce.broader,
+            schemes=ce.schemes,
         ))
     return tuple(out)

@@ -60,6 +60,30 @@ def decision_iri(agent: Agent, mention: Mention, ctx_hash: str, offset: int = 0)
     return NamedNode(ID + "decision/" + digest[:32])
 
 
+def revision_iri(previous: NamedNode, agent: Agent) -> NamedNode:
+    """The IRI of re-deciding the decision ``previous`` with the selector ``agent``
+    (``kg-rag redecide``): the same revision by the same selector is the same IRI, so a re-run
+    or a resumed run finds it instead of asking again."""
+    digest = sha256("revision", previous.value, agent.name, agent.version, agent.model or "")
+    return NamedNode(ID + "decision/" + digest[:32])
+
+
+def revision_quads(iri: NamedNode, previous: NamedNode) -> list[Quad]:
+    """``iri`` revises ``previous``: ``kgr:revisionOf`` (a sub-property of
+    ``prov:wasInformedBy``; ``prov:wasRevisionOf`` is defined between entities, and a decision
+    is an activity) and the ``prov:wasInformedBy`` it implies, for readers without the ontology."""
+    g = DECISIONS_GRAPH
+    return [Quad(iri, KGR.revisionOf, previous, g), Quad(iri, PROV.wasInformedBy, previous, g)]
+
+
+def agent_name(label: str) -> str:
+    """The selector name in an agent's ``rdfs:label`` as :func:`decision_quads` writes it
+    (``kg-rag llm selector`` → ``llm``); the label itself when it is not of that form."""
+    if label.startswith("kg-rag ") and label.endswith(" selector"):
+        return label[len("kg-rag "):-len(" selector")]
+    return label
+
+
 def annotation_iri(owner: NamedNode, mention: Mention) -> NamedNode:
     return NamedNode(ID + "ann/" + sha256(owner.value, mention.start, mention.end,
                                           *mention.concepts)[:24])

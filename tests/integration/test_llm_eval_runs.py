@@ -219,3 +219,25 @@ def test_bad_options_are_one_line_errors_and_write_nothing(
     err = capsys.readouterr().err.strip()
     assert message in err and len(err.splitlines()) == 1
     assert not list(tmp_path.glob("**/*.json"))
+
+
+@pytest.mark.parametrize("mode", ["llm", "knowledge+llm"])
+def test_the_run_record_names_the_rich_template_and_its_cost(store_dir: Path, tmp_path: Path,
+                                                             monkeypatch: pytest.MonkeyPatch,
+                                                             mode: str) -> None:
+    from kg_rag.senses.llm.prompt import RICH_TEMPLATE
+
+    monkeypatch.setenv("KG_RAG_LLM_PROMPT", RICH_TEMPLATE)
+    monkeypatch.setenv("KG_RAG_LLM_THRESHOLD", "1")   # knowledge+llm: every unsure bank is sent
+    out = tmp_path / "rich.json"
+    with LlmServer(right_model) as srv:
+        assert run(store_dir, srv, monkeypatch, "--wsd", mode, "--run-record", str(out)) == 0
+        sent = list(srv.chat_requests)
+        sent_in = sum(u["prompt_tokens"] for u in srv.usages)
+    assert sent and all("under = the broader concept" in r.system for r in sent)
+    rec = json.loads(out.read_text(encoding="utf-8"))
+    assert rec["prompt"] == {"template": RICH_TEMPLATE, "sha256": template_sha256(RICH_TEMPLATE)}
+    assert rec["prompt"]["sha256"] != template_sha256(TEMPLATE)
+    assert RICH_TEMPLATE in rec["selector"]["version"]
+    assert rec["llm"]["tokens_in"] == sent_in
+    assert {r["template"] for r in rec["requests"]} == {RICH_TEMPLATE}

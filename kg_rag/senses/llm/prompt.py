@@ -32,6 +32,10 @@ from kg_rag.model import LangText, SelectionRequest, SenseEvidence
 from kg_rag.text.normalise import base_language, nfc, strip_bidi
 
 TEMPLATE = "wsd-v1"
+#: the rich template (:mod:`.rich`): more context, every kind of evidence, scheme and broader
+RICH_TEMPLATE = "wsd-rich-v1"
+#: the templates ``KG_RAG_LLM_PROMPT`` may name
+TEMPLATES = (TEMPLATE, RICH_TEMPLATE)
 MENTION_BUDGET = 300        # estimated tokens per mention block (header, context, all senses)
 CONTEXT_BUDGET = 80         # estimated tokens of context around the mention
 MIN_SENSE_BUDGET = 18       # a sense line always gets at least this much
@@ -101,9 +105,19 @@ def template_sha256(template: str = TEMPLATE) -> str:
     return h.hexdigest()
 
 
-def _schema_parts() -> dict[str, Any]:
-    parts: dict[str, Any] = json.loads(template_text(f"{TEMPLATE}.schema.json"))
+def _schema_parts(template: str = TEMPLATE) -> dict[str, Any]:
+    parts: dict[str, Any] = json.loads(template_text(f"{template}.schema.json"))
     return parts
+
+
+def check_template(name: str) -> str:
+    """``name`` if it is a shipped template, else ConfigError naming them."""
+    from kg_rag.errors import ConfigError
+
+    if name not in TEMPLATES:
+        raise ConfigError(f"KG_RAG_LLM_PROMPT={name!r} is no prompt template; use one of "
+                          f"{', '.join(TEMPLATES)}")
+    return name
 
 
 # --- data cleaning and quoting --------------------------------------------------------------
@@ -324,8 +338,14 @@ def candidate_ids(req: SelectionRequest) -> list[str]:
     return list(dict.fromkeys(c.id for c in req.mention.candidates))
 
 
-def build_slots(requests: Sequence[SelectionRequest], indices: Sequence[int]) -> list[MentionSlot]:
-    """Number the mentions ``indices`` of ``requests`` (M1 …) and render their data blocks."""
+def build_slots(requests: Sequence[SelectionRequest], indices: Sequence[int],
+                template: str = TEMPLATE) -> list[MentionSlot]:
+    """Number the mentions ``indices`` of ``requests`` (M1 …) and render their data blocks
+    (``template``: :data:`TEMPLATE`, or :data:`RICH_TEMPLATE` for :mod:`.rich`'s blocks)."""
+    if template == RICH_TEMPLATE:
+        from kg_rag.senses.llm.rich import mention_block as block_of
+    else:
+        block_of = _mention_block
     pairs = {(base_language(requests[i].context_lang), base_language(requests[i].target_lang))
              for i in indices}
     differing = {p for p in pairs if p[1] and p[0] and p[0] != p[1]}
@@ -336,9 +356,11 @@ def build_slots(requests: Sequence[SelectionRequest], indices: Sequence[int]) ->
         req, mid = requests[i], f"M{k}"
         ids = tuple((f"S{j}", cid) for j, cid in enumerate(candidate_ids(req), start=1))
         key = clean(req.context)
+        if template == RICH_TEMPLATE:  # each mention its own sentences, marked
+            key = f"{req.mention.start}:{req.mention.end}:{key}"
         target = base_language(req.target_lang)
         suffix = f"; documents in {target}" if per_mention_note and target else ""
-        block = _mention_block(mid, req, ids, contexts.get(key), suffix)
+        block = block_of(mid, req, ids, contexts.get(key), suffix)
         contexts.setdefault(key, mid)
         slots.append(MentionSlot(mid, i, ids, block, estimate_tokens(block)))
     return slots
@@ -357,9 +379,9 @@ def language_note(requests: Sequence[SelectionRequest], slots: Sequence[MentionS
     return ""
 
 
-def response_format(slots: Sequence[MentionSlot]) -> dict[str, Any]:
+def response_format(slots: Sequence[MentionSlot], template: str = TEMPLATE) -> dict[str, Any]:
     """``json_schema`` response format whose ids are enums, per mention."""
-    parts = _schema_parts()
+    parts = _schema_parts(template)
     items = []
     for s in slots:
         item = json.loads(json.dumps(parts["item"]))
@@ -373,20 +395,21 @@ def response_format(slots: Sequence[MentionSlot]) -> dict[str, Any]:
 
 
 def build_prompt(requests: Sequence[SelectionRequest], slots: Sequence[MentionSlot],
-                 problems: dict[str, str] | None = None) -> Prompt:
-    """The messages for ``slots``; with ``problems`` (mention id → what was wrong) a retry."""
-    user = string.Template(template_text(f"{TEMPLATE}.user.txt")).substitute(
+                 problems: dict[str, str] | None = None, template: str = TEMPLATE) -> Prompt:
+    """The messages for ``slots`` (rendered by :func:`build_slots` with the same ``template``);
+    with ``problems`` (mention id → what was wrong) a retry."""
+    user = string.Template(template_text(f"{template}.user.txt")).substitute(
         language_note=language_note(requests, slots),
         mention_ids=", ".join(s.mid for s in slots),
         mentions="\n\n".join(s.block for s in slots),
     ).lstrip("\n")
     if problems:
         lines = "\n".join(f"{mid}: {text}" for mid, text in problems.items())
-        user = string.Template(template_text(f"{TEMPLATE}.retry.txt")).substitute(
+        user = string.Template(template_text(f"{template}.retry.txt")).substitute(
             problems=lines) + "\n" + user
     messages = (
-        {"role": "system", "content": template_text(f"{TEMPLATE}.system.txt").strip()},
+        {"role": "system", "content": template_text(f"{template}.system.txt").strip()},
         {"role": "user", "content": user.strip()},
     )
-    return Prompt(TEMPLATE, messages, response_format(slots), tuple(slots),
+    return Prompt(template, messages, response_format(slots, template), tuple(slots),
                   prompt_sha256(messages), message_tokens(messages))

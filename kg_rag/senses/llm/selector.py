@@ -34,6 +34,7 @@ from kg_rag.senses.llm.prompt import (
     build_prompt,
     build_slots,
     candidate_ids,
+    check_template,
 )
 from kg_rag.senses.llm.validate import Verdict, validate
 from kg_rag.settings import Settings
@@ -70,18 +71,21 @@ class _Cost:
 
 
 class LLMSenseSelector:
-    """:class:`~kg_rag.senses.base.SenseSelector` asking a chat model (template ``wsd-v1``)."""
+    """:class:`~kg_rag.senses.base.SenseSelector` asking a chat model (template ``wsd-v1``, or
+    ``wsd-rich-v1``: :mod:`.rich`); the template is the agent's version."""
 
-    def __init__(self, client: ChatClient, *, deadline: float) -> None:
+    def __init__(self, client: ChatClient, *, deadline: float, template: str = TEMPLATE) -> None:
         self.client = client
         self.deadline = float(deadline)
-        self.agent = Agent(name="llm", version=TEMPLATE, model=client.model,
+        self.template = check_template(template)
+        self.agent = Agent(name="llm", version=self.template, model=client.model,
                            endpoint_host=client.host)
         self._usage = Usage()
         self._lock = threading.Lock()
 
     @classmethod
     def from_settings(cls, settings: Settings) -> LLMSenseSelector:
+        template = check_template(settings.llm_prompt)
         key = (settings.llm_api_key or "").strip()
         if not key:
             raise ConfigError(NO_KEY_HELP)
@@ -91,7 +95,7 @@ class LLMSenseSelector:
                             model=settings.llm_model, timeout=settings.llm_timeout,
                             retries=settings.llm_retries, concurrency=settings.llm_concurrency,
                             max_response_bytes=settings.llm_max_response_bytes)
-        return cls(client, deadline=settings.llm_deadline)
+        return cls(client, deadline=settings.llm_deadline, template=template)
 
     @property
     def usage(self) -> Usage:
@@ -109,8 +113,9 @@ class LLMSenseSelector:
                                    reason="only one candidate")
             else:
                 todo.append(i)
-        for chunk in _chunks(requests, todo):  # each request (with its retry) has the deadline
-            self._decide(requests, build_slots(requests, chunk), time.monotonic() + self.deadline, out)
+        for chunk in _chunks(requests, todo, self.template):  # each request (and retry) has the deadline
+            self._decide(requests, build_slots(requests, chunk, self.template),
+                         time.monotonic() + self.deadline, out)
         return [s for s in out if s is not None]
 
     def _ask(self, prompt: Prompt, deadline: float) -> ChatResult:
@@ -127,7 +132,7 @@ class LLMSenseSelector:
 
     def _decide(self, requests: Sequence[SelectionRequest], slots: list[MentionSlot],
                 deadline: float, out: list[Selection | None]) -> None:
-        prompt = build_prompt(requests, slots)
+        prompt = build_prompt(requests, slots, template=self.template)
         first = self._ask(prompt, deadline)  # SelectionError here: nothing could be decided
         verdicts = _verdicts(first, slots)
         cost1 = _Cost(prompt.sha256, first.tokens_in, first.tokens_out, first.latency_ms)
@@ -137,7 +142,7 @@ class LLMSenseSelector:
             problems = {s.mid: verdicts[s.mid].problem for s in failed}
             log.info("LLM answer invalid for %s; asking once more",
                      ", ".join(f"{m} ({p})" for m, p in problems.items()))
-            retry = build_prompt(requests, failed, problems)
+            retry = build_prompt(requests, failed, problems, template=self.template)
             try:
                 second = self._ask(retry, deadline)
             except SelectionError as e:  # the valid answers stand; the failed ones say why
@@ -161,7 +166,7 @@ class LLMSenseSelector:
 
     def _selection(self, req: SelectionRequest, slot: MentionSlot, v: Verdict,
                    cost: _Cost) -> Selection:
-        trace = LlmTrace(template=TEMPLATE, prompt_sha256=cost.sha256, tokens_in=cost.tokens_in,
+        trace = LlmTrace(template=self.template, prompt_sha256=cost.sha256, tokens_in=cost.tokens_in,
                          tokens_out=cost.tokens_out, latency_ms=round(cost.latency_ms, 1),
                          rationale=v.rationale)
         ids = slot.ids
@@ -184,12 +189,13 @@ def _verdicts(result: ChatResult, slots: list[MentionSlot]) -> dict[str, Verdict
     return validate(result.content, result.finish_reason, slots)
 
 
-def _chunks(requests: Sequence[SelectionRequest], todo: list[int]) -> list[list[int]]:
+def _chunks(requests: Sequence[SelectionRequest], todo: list[int],
+            template: str = TEMPLATE) -> list[list[int]]:
     """``todo`` split, in order, into requests of at most ``MAX_MENTIONS`` mentions and
     ``MAX_DATA_TOKENS`` estimated tokens of data (a bigger mention goes alone)."""
     if not todo:
         return []
-    sizes = {s.index: s.tokens for s in build_slots(requests, todo)}
+    sizes = {s.index: s.tokens for s in build_slots(requests, todo, template)}
     out: list[list[int]] = [[]]
     used = 0
     for i in todo:
