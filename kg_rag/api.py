@@ -546,15 +546,41 @@ class KnowledgeGraph:
 
         return [{**asdict(r), "stale": stale(r)} for r in list_sources(self.store)]
 
-    def drop_source(self, graph: str) -> None:
-        """Remove a loaded source and its catalog record (NotFoundError if there is none)."""
+    def drop_source(self, graph: str, reannotate: bool = False) -> dict[str, int]:
+        """Remove a loaded source and its catalog record (NotFoundError if there is none).
+
+        Returns the documents whose annotations named a concept or sense of the source (id →
+        how many annotations): those now point at nothing until the documents are annotated
+        again — ``reannotate`` does it right away, from their stored text, with what is still
+        loaded (a warning is logged otherwise)."""
+        from kg_rag.pipeline.reannotate import documents_of_source
         from loaders import drop_source
 
         with self.write_lock:
+            used = documents_of_source(self.store, graph)
             try:
                 drop_source(self.store, graph)
             finally:
                 self.invalidate()
+        if used and reannotate:
+            self.reannotate(used)
+        elif used:
+            log.warning("%d document(s) have %d annotation(s) naming concepts of <%s>, which "
+                        "now point at nothing; annotate them again with what is loaded "
+                        "(kg-rag drop-source --reannotate, KnowledgeGraph.reannotate): %s%s",
+                        len(used), sum(used.values()), graph, ", ".join(list(used)[:10]),
+                        ", …" if len(used) > 10 else "")
+        return used
+
+    def reannotate(self, doc_ids: Iterable[str], wsd: WsdMode | str | None = None,
+                   progress: Callable[[int], None] | None = None) -> IndexReport:
+        """Annotate the stored documents ``doc_ids`` again, from their stored text, with the
+        vocabularies loaded now (after a source was dropped, loaded or aligned); NotFoundError
+        before anything is written when one is not there."""
+        from kg_rag.pipeline.reannotate import stored_documents
+
+        return self.index_documents(stored_documents(self.store, doc_ids), wsd=wsd,
+                                    progress=progress)
 
     # --- alignment (kg_rag.align) --------------------------------------------------------------
     def align(self, dictionary: str, thesaurus: str) -> AlignmentReport:

@@ -30,7 +30,11 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 
     p = sub.add_parser("drop-source", help="remove a loaded source and its catalog record")
     p.add_argument("graph", metavar="IRI")
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--reannotate", action="store_true",
+                   help="annotate the documents that used the source's concepts again, from "
+                        "their stored text, with what is still loaded (without it they keep "
+                        "annotations that point at nothing, and a warning names them)")
+    p.add_argument("--json", action="store_true", help="print the result as JSON")
     p.set_defaults(func=cmd_drop)
 
     p = sub.add_parser("stats", help="triples per named graph, labels per language")
@@ -78,11 +82,15 @@ def cmd_sources(args: argparse.Namespace) -> int:
 
 def cmd_drop(args: argparse.Namespace) -> int:
     with KnowledgeGraph(store_from_args(args)) as kg:
-        kg.drop_source(args.graph)
+        used = kg.drop_source(args.graph, reannotate=args.reannotate)
     if args.json:
-        print_json({"dropped": args.graph})
-    else:
-        print(f"dropped <{args.graph}>")
+        print_json({"dropped": args.graph, "documents": used,
+                    "reannotated": bool(used and args.reannotate)})
+        return 0
+    print(f"dropped <{args.graph}>")
+    if used and args.reannotate:
+        print(f"annotated {len(used)} document{'s' if len(used) != 1 else ''} again "
+              f"({sum(used.values())} annotations had named its concepts)")
     return 0
 
 
