@@ -154,11 +154,13 @@ class KnowledgeGraph:
 
     def load(self, paths: Iterable[str | Path], fmt: str = "auto", graph: str | None = None,
              progress: Callable[[int], None] | None = None) -> list[Any]:
-        from loaders import load_file
+        from loaders import Limits, load_file
 
+        limits = Limits.of(self.settings)
         with self.write_lock:
             try:
-                return [load_file(self.store, Path(p), fmt=fmt, graph=graph, progress=progress)
+                return [load_file(self.store, Path(p), fmt=fmt, graph=graph, progress=progress,
+                                  limits=limits)
                         for p in paths]
             finally:
                 self.invalidate()

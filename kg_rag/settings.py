@@ -49,6 +49,13 @@ class Settings:
     #: the LLM's prompt template: wsd-v1 (compact) or wsd-rich-v1 (kg_rag/senses/llm/rich.py)
     llm_prompt: str = "wsd-v1"
     max_document_bytes: int = 5_000_000
+    #: loading a vocabulary file (``kg-rag load``): its size once decompressed (a gzip bomb is
+    #: refused as it expands), and for XML read as it streams (WN-LMF, DMLex) the number of
+    #: elements, the characters of one text or attribute value, and the nesting depth
+    load_max_bytes: int = 1_000_000_000
+    load_max_elements: int = 10_000_000
+    load_max_text: int = 100_000
+    load_max_depth: int = 100
     max_query_bytes: int = 100_000
     max_query_depth: int = 64
     #: estimated syntax-tree depth (operator chains, patterns of a group; see kg_rag.store.guard)

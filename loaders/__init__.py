@@ -37,7 +37,7 @@ from loaders.catalog import (
     resolve_source,
     write_record,
 )
-from loaders.common import Parsed, peek
+from loaders.common import Limits, Parsed, peek, using_limits
 from loaders.iris import source_graph_iri
 
 log = logging.getLogger(__name__)
@@ -120,8 +120,16 @@ def _sha256(path: Path) -> str:
 
 
 def parse_file(path: Path, fmt: str = "auto", graph: str | None = None,
-               progress: Callable[[int], None] | None = None) -> tuple[NamedNode, Parsed]:
-    """Parse and map ``path`` completely (nothing written)."""
+               progress: Callable[[int], None] | None = None,
+               limits: Limits | None = None) -> tuple[NamedNode, Parsed]:
+    """Parse and map ``path`` completely (nothing written), under ``limits`` (None: those of
+    the process settings, ``KG_RAG_LOAD_MAX_*``)."""
+    with using_limits(limits):
+        return _parse_file(path, fmt, graph, progress)
+
+
+def _parse_file(path: Path, fmt: str, graph: str | None,
+                progress: Callable[[int], None] | None) -> tuple[NamedNode, Parsed]:
     if not path.is_file():
         raise LoadError(f"{path}: no such file")
     if graph is not None and graph.startswith(_RESERVED):
@@ -142,14 +150,16 @@ def parse_file(path: Path, fmt: str = "auto", graph: str | None = None,
 
 
 def load_file(store: Store, path: Path | str, fmt: str = "auto", graph: str | None = None,
-              progress: Callable[[int], None] | None = None) -> LoadReport:
+              progress: Callable[[int], None] | None = None,
+              limits: Limits | None = None) -> LoadReport:
     """Load one source file into its named graph (replacing it) and record it in the catalog.
 
     ``progress`` is called with numbers of triples: as they are mapped (WordNet LMF, whose
-    bulk load then reports nothing) or as they are written (RDF files)."""
+    bulk load then reports nothing) or as they are written (RDF files). A file over one of
+    ``limits`` (:class:`Limits`; None: the settings') is refused before the store is touched."""
     path = Path(path).expanduser().resolve()
     start = time.monotonic()
-    g, parsed = parse_file(path, fmt, graph, progress)
+    g, parsed = parse_file(path, fmt, graph, progress, limits)
     try:
         sha = _sha256(path)
         try:
@@ -181,7 +191,7 @@ def load_file(store: Store, path: Path | str, fmt: str = "auto", graph: str | No
                       warnings=tuple(parsed.warnings))
 
 
-__all__ = ["FORMATS", "MAPPING_VERSIONS", "LoadReport", "detect_format", "drop_source", "list_sources",
+__all__ = ["FORMATS", "MAPPING_VERSIONS", "Limits", "LoadReport", "detect_format", "drop_source", "list_sources",
            "resolve_source",
            "load_file", "mapping_version", "stale",
            "parse_file"]

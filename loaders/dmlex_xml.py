@@ -26,7 +26,7 @@ from typing import Any
 from xml.parsers import expat
 
 from kg_rag.errors import LoadError
-from loaders.common import open_binary
+from loaders.common import XmlCaps, XmlLimitExceeded, limits, open_binary, over_limit
 
 NS = "http://docs.oasis-open.org/lexidma/ns/dmlex-1.0"
 
@@ -203,6 +203,7 @@ def read(path: Path) -> list[dict[str, Any]]:
     p.StartElementHandler = r.start
     p.EndElementHandler = r.end
     p.CharacterDataHandler = r.chars
+    XmlCaps(limits()).install(p)
     with open_binary(path) as f:
         try:
             while True:
@@ -215,6 +216,8 @@ def read(path: Path) -> list[dict[str, Any]]:
                             f"{expat.ErrorString(e.code)}") from None
         except Refused as e:
             raise LoadError(f"{path}:{r.at[0]}:{r.at[1]}: refused: {e}") from None
+        except XmlLimitExceeded as e:
+            raise over_limit(path, e.what, e.setting, f":{p.CurrentLineNumber}") from None
         except (EOFError, gzip.BadGzipFile, zlib.error) as e:
             raise LoadError(f"{path}: truncated or corrupt gzip data ({e}); fetch the file again") from None
     if not r.resources:

@@ -30,7 +30,17 @@ from pyoxigraph import NamedNode
 from kg_rag.errors import LoadError
 from kg_rag.namespaces import DCT, ID, ILI, KGR, LEXINFO, ONTOLEX, RDF, RDFS, SKOS, SYNSEM, WN
 from kg_rag.text.normalise import base_language, match_key, nfc
-from loaders.common import Parsed, Spool, nt_integer, nt_literal, open_binary
+from loaders.common import (
+    Parsed,
+    Spool,
+    XmlCaps,
+    XmlLimitExceeded,
+    limits,
+    nt_integer,
+    nt_literal,
+    open_binary,
+    over_limit,
+)
 from loaders.iris import lang_tag, segment
 from loaders.sensekeys import decode_sense_id
 
@@ -332,6 +342,7 @@ def _read(path: Path, spool: Spool, progress: Callable[[int], None] | None) -> _
     p.StartElementHandler = m.start
     p.EndElementHandler = m.end
     p.CharacterDataHandler = m.chars
+    XmlCaps(limits()).install(p)
     chunk = 1 << 20
     done = 0
     with open_binary(path) as f:
@@ -349,6 +360,8 @@ def _read(path: Path, spool: Spool, progress: Callable[[int], None] | None) -> _
                             f"{expat.ErrorString(e.code)}") from None
         except _Refused as e:
             raise LoadError(f"{path}:{p.CurrentLineNumber}: refused: the XML has {e}") from None
+        except XmlLimitExceeded as e:
+            raise over_limit(path, e.what, e.setting, f":{p.CurrentLineNumber}") from None
         except KeyError as e:
             raise LoadError(f"{path}:{p.CurrentLineNumber}: a WN-LMF element lacks the required "
                             f"attribute {e}") from None

@@ -17,6 +17,7 @@ deadline; the row cap is applied to the answer.
 from __future__ import annotations
 
 import faulthandler
+import http.client
 import json
 import logging
 import os
@@ -30,6 +31,7 @@ from dataclasses import dataclass
 import pyoxigraph
 from pyoxigraph import QueryBoolean, QuerySolutions
 
+import kg_rag.store.http as remote_http
 from kg_rag.errors import QueryError, StoreError
 from kg_rag.service import sandbox
 from kg_rag.service.results import MAX_RESULT_BYTES, write_boolean, write_solutions, write_triples
@@ -238,28 +240,27 @@ class RemoteExecutor:
     union_default = False
 
     def __init__(self, endpoint: str, timeout: float) -> None:
-        import httpx
-
         self.endpoint = endpoint
         self.timeout = timeout
-        self.client = httpx.Client(timeout=timeout)  # one connection pool, shared by threads
 
     def run(self, job: QueryJob) -> QueryAnswer:
-        import httpx
-
         graph = job.fmt not in ("json", "xml", "csv", "tsv")
         accept = "application/n-triples" if graph else "application/sparql-results+json"
         form: list[tuple[str, str]] = [("query", predeclare(job.text))]
         form += [("default-graph-uri", g) for g in job.default_graphs or ()]
         form += [("named-graph-uri", g) for g in job.named_graphs or ()]
-        try:
-            resp = self.client.post(self.endpoint, content=_urlencode(form),
-                                    headers={"Accept": accept,
-                                             "Content-Type": "application/x-www-form-urlencoded"})
-        except httpx.TimeoutException:
+        try:   # the timeout is a total deadline: an endpoint that drips its answer is stopped
+            ans = remote_http.request("POST", self.endpoint, _urlencode(form),
+                                      {"Accept": accept,
+                                       "Content-Type": "application/x-www-form-urlencoded"},
+                                      self.timeout)
+        except remote_http.DeadlineExceeded:
             raise QueryTimeout(f"the endpoint did not answer within {self.timeout:g} s") from None
-        except httpx.HTTPError as e:
-            raise StoreError(f"cannot reach {self.endpoint}: {e}") from None
+        except (OSError, http.client.HTTPException) as e:
+            raise StoreError(f"cannot reach {self.endpoint}: {type(e).__name__}") from None
+        resp = _Resp(ans.status, ans.body)
+        if resp.status_code == 200:
+            remote_http.check_complete(self.endpoint, ans)   # partial 200s are errors
         if resp.status_code == 400:
             raise QueryError(f"malformed query: "
                              f"{syntax_message(resp.text.strip(), job.text, len(PROLOGUE))}")
@@ -279,6 +280,16 @@ class RemoteExecutor:
         body, truncated = write_solutions(names, ([s[n] for n in names] for s in res),
                                           job.fmt, job.max_rows)
         return QueryAnswer(body, job.fmt, truncated)
+
+
+@dataclass(frozen=True, slots=True)
+class _Resp:
+    status_code: int
+    content: bytes
+
+    @property
+    def text(self) -> str:
+        return self.content.decode("utf-8", "replace")
 
 
 def _urlencode(form: list[tuple[str, str]]) -> bytes:

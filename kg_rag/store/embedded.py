@@ -127,13 +127,16 @@ class EmbeddedStore(Store):
             raise QueryError(f"{q.name} is not a SELECT query")
         names = [v.value for v in res.variables]
         out: list[Row] = []
-        for sol in res:
-            row: Row = {}
-            for n in names:
-                t = sol[n]
-                if t is not None:
-                    row[n] = t
-            out.append(row)
+        try:  # the engine reads lazily: damage may surface while the rows are iterated
+            for sol in res:
+                row: Row = {}
+                for n in names:
+                    t = sol[n]
+                    if t is not None:
+                        row[n] = t
+                out.append(row)
+        except (OSError, RuntimeError) as e:
+            raise self._engine_error(q.name, e) from None
         return out
 
     def _ask(self, q: queries.Query, bind: Mapping[str, Term], values: Values | None) -> bool:
@@ -146,7 +149,10 @@ class EmbeddedStore(Store):
         res = self._run(q, bind, values)
         if not isinstance(res, QueryTriples):
             raise QueryError(f"{q.name} is not a CONSTRUCT/DESCRIBE query")
-        return list(res)
+        try:
+            return list(res)
+        except (OSError, RuntimeError) as e:
+            raise self._engine_error(q.name, e) from None
 
     def raw_query(self, text: str, fmt: str, predeclare: bool = False) -> tuple[bytes, str]:
         check_user_query(text)
@@ -155,16 +161,19 @@ class EmbeddedStore(Store):
         except (OSError, RuntimeError) as e:
             raise self._engine_error("the query", e) from None
         buf = io.BytesIO()
-        if isinstance(res, QueryTriples):
-            if fmt not in GRAPH_FORMATS:
-                fmt = "turtle"
-            rdf_fmt, media = _GRAPH_FORMATS[fmt]
-            pyoxigraph.serialize(res, buf, rdf_fmt)
-            return buf.getvalue(), media
-        if fmt not in RESULT_FORMATS:
-            fmt = "json"
-        res_fmt, media = _RESULT_FORMATS[fmt]
-        res.serialize(buf, res_fmt)
+        try:  # the results are read while they are serialised: damage surfaces here
+            if isinstance(res, QueryTriples):
+                if fmt not in GRAPH_FORMATS:
+                    fmt = "turtle"
+                rdf_fmt, media = _GRAPH_FORMATS[fmt]
+                pyoxigraph.serialize(res, buf, rdf_fmt)
+                return buf.getvalue(), media
+            if fmt not in RESULT_FORMATS:
+                fmt = "json"
+            res_fmt, media = _RESULT_FORMATS[fmt]
+            res.serialize(buf, res_fmt)
+        except (OSError, RuntimeError) as e:
+            raise self._engine_error("the query", e) from None
         return buf.getvalue(), media
 
     # --- writes ---------------------------------------------------------------------------

@@ -1,7 +1,10 @@
-"""A remote SPARQL 1.1 endpoint (Query, Update, Graph Store Protocol) through SPARQLWrapper.
+"""A remote SPARQL 1.1 endpoint (Query, Update, Graph Store Protocol) over HTTP.
 
-Every call has an explicit timeout. An answer that is not a complete 200 (e.g. HTTP 206 partial
-content), or not of the media type asked for, raises :class:`StoreError` — never a short result.
+Every call has a total deadline (:mod:`kg_rag.store.http`: an endpoint that drips its answer
+cannot hold a request past it). An answer that is not a complete 200 (e.g. HTTP 206 partial
+content), not of the media type asked for, or that says it was cut — Virtuoso's
+``X-SQL-State: S1TAT`` (an anytime query's partial result) or an ``X-SPARQL-MaxRows`` header
+(its result row cap) — raises :class:`StoreError`, never a short result.
 """
 
 from __future__ import annotations
@@ -17,10 +20,9 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from pyoxigraph import BlankNode, Literal, NamedNode, Quad, Triple
-from SPARQLWrapper import JSON, POST, TURTLE, SPARQLWrapper
-from SPARQLWrapper.SPARQLExceptions import SPARQLWrapperException
 
 from kg_rag.errors import QueryError, StoreError
+from kg_rag.store import http as http_
 from kg_rag.store import queries
 from kg_rag.store.base import (
     GRAPH_FORMATS,
@@ -103,12 +105,14 @@ class RemoteStore(Store):
         self.timeout = timeout
 
     # --- protocol -------------------------------------------------------------------------
-    def _wrapper(self, url: str) -> SPARQLWrapper:
-        w = SPARQLWrapper(url)
-        w.setTimeout(max(1, int(round(self.timeout))))
-        w.setMethod(POST)
-        w.setOnlyConneg(True)   # no format=/output= parameters: they override Accept on some stores
-        return w
+    def _post_form(self, url: str, field: str, text: str, accept: str) -> http_.Answer:
+        body = urllib.parse.urlencode({field: text}).encode("ascii")
+        headers = {"Accept": accept, "Content-Type": "application/x-www-form-urlencoded"}
+        try:
+            return http_.request("POST", url, body, headers, self.timeout)
+        except (urllib.error.URLError, http.client.HTTPException, OSError) as e:
+            raise StoreError(f"cannot reach {url} (timeout {self.timeout:g}s): "
+                             f"{type(e).__name__}: {e}") from None
 
     def _request(self, text: str, accept: str, allowed: tuple[str, ...] | None = None,
                  user_text: str | None = None, shift: int = 0) -> tuple[bytes, str]:
@@ -117,42 +121,26 @@ class RemoteStore(Store):
         Anything but a complete HTTP 200 answer of an ``allowed`` media type (default: the first
         one of ``accept``) raises :class:`StoreError`.
         """
-        w = self._wrapper(self.endpoint)
-        w.setQuery(text)
-        # SPARQLWrapper guesses the form from the first keyword-like word, comments included
-        # (a comment saying "Adding ..." made it send a SELECT as an ADD update): decide here
-        w.queryType = _read_form(text)
-        # only to keep SPARQLWrapper quiet; the Accept header below is what is sent
-        w.setReturnFormat(TURTLE if w.queryType in ("CONSTRUCT", "DESCRIBE") else JSON)
-        w.addCustomHttpHeader("Accept", accept)
-        try:
-            result = w.query()
-            resp = result.response
-            status = getattr(resp, "status", None) or resp.getcode()
-            if status != 200:
-                raise StoreError(
-                    f"the endpoint {self.endpoint} answered HTTP {status} instead of a complete "
-                    f"200 answer; check the endpoint (partial answers are not used)")
-            body: bytes = resp.read()
-        except SPARQLWrapperException as e:
-            msg = str(e).splitlines()[0]
-            if "QueryBadFormed" in type(e).__name__ or "400" in msg:
-                full = str(e).replace("\\n", "\n")
-                at = full.find("error at ")
-                if user_text is not None and at >= 0:   # the engine's own words, one line
-                    detail = syntax_message(full[at:].rstrip("'\" \n"), user_text, shift)
-                    raise QueryError(f"malformed query: {detail}") from None
-                raise QueryError(f"the endpoint rejected the query: {msg}") from None
-            raise StoreError(f"the endpoint {self.endpoint} failed: {msg}") from None
-        except (urllib.error.URLError, http.client.HTTPException, TimeoutError, OSError) as e:
-            raise StoreError(f"cannot reach {self.endpoint} (timeout {self.timeout:g}s): "
-                             f"{type(e).__name__}: {e}") from None
-        ctype = (resp.headers.get("Content-Type") or "").split(";")[0].strip().lower()
+        ans = self._post_form(self.endpoint, "query", text, accept)
+        if ans.status == 400:
+            full = ans.body.decode("utf-8", "replace")
+            at = full.find("error at ")
+            if user_text is not None and at >= 0:   # the engine's own words, one line
+                detail = syntax_message(full[at:].rstrip("'\" \n"), user_text, shift)
+                raise QueryError(f"malformed query: {detail}") from None
+            raise QueryError(f"the endpoint rejected the query: {_first_line(full)}")
+        if ans.status != 200:
+            raise StoreError(
+                f"the endpoint {self.endpoint} answered HTTP {ans.status} instead of a complete "
+                f"200 answer ({_first_line(ans.body.decode('utf-8', 'replace')) or 'no detail'}); "
+                f"check the endpoint (partial answers are not used)")
+        http_.check_complete(self.endpoint, ans)
+        ctype = (ans.headers.get("Content-Type") or "").split(";")[0].strip().lower()
         allowed = allowed or (accept.split(",")[0].split(";")[0].strip(),)
         if ctype not in allowed:
             raise StoreError(f"the endpoint {self.endpoint} answered {ctype or 'no media type'}, "
                              f"not {' or '.join(allowed)}")
-        return body, ctype
+        return ans.body, ctype
 
     def _json(self, q: queries.Query, bind: Mapping[str, Term], values: Values | None) -> dict[str, Any]:
         merged = _merge(bind, values)
@@ -208,42 +196,27 @@ class RemoteStore(Store):
 
     def execute_update(self, text: str) -> None:
         self.check_writable()
-        w = self._wrapper(self.update_endpoint)
-        w.setQuery(text)
-        w.queryType = "INSERT"   # always sent as an update (form field update=), whatever it says
-        try:
-            result = w.query()
-            status = result.response.getcode()
-            result.response.read()
-        except SPARQLWrapperException as e:
-            msg = str(e).splitlines()[0]
-            if "QueryBadFormed" in type(e).__name__:
-                raise QueryError(f"the endpoint rejected the update: {msg}") from None
-            raise StoreError(f"update failed at {self.update_endpoint}: {msg}") from None
-        except (urllib.error.URLError, http.client.HTTPException, TimeoutError, OSError) as e:
-            raise StoreError(f"cannot reach {self.update_endpoint} (timeout {self.timeout:g}s): "
-                             f"{type(e).__name__}: {e}") from None
-        if status not in (200, 204):
-            raise StoreError(f"the update endpoint {self.update_endpoint} answered HTTP {status}; "
-                             f"check the store, the update may not have been applied")
+        ans = self._post_form(self.update_endpoint, "update", text, "*/*")
+        if ans.status == 400:
+            raise QueryError(f"the endpoint rejected the update: "
+                             f"{_first_line(ans.body.decode('utf-8', 'replace'))}")
+        if ans.status not in (200, 204):
+            raise StoreError(f"the update endpoint {self.update_endpoint} answered HTTP "
+                             f"{ans.status}; check the store, the update may not have been applied")
 
     # --- Graph Store Protocol -------------------------------------------------------------
     def _gsp(self, method: str, graph: NamedNode, body: bytes | None) -> None:
         url = self.store_endpoint + "?" + urllib.parse.urlencode({"graph": graph.value})
-        req = urllib.request.Request(url, data=body, method=method)
-        if body is not None:
-            req.add_header("Content-Type", "application/n-triples")
+        headers = {"Content-Type": "application/n-triples"} if body is not None else {}
         try:
-            with urllib.request.urlopen(req, timeout=self.timeout) as resp:  # noqa: S310 - our endpoint
-                if resp.status not in (200, 201, 204):
-                    raise StoreError(f"Graph Store {method} answered HTTP {resp.status}")
-        except urllib.error.HTTPError as e:
-            if method == "DELETE" and e.code == 404:
-                return
-            raise StoreError(f"Graph Store {method} {graph.value} failed: HTTP {e.code}") from None
-        except (urllib.error.URLError, http.client.HTTPException, TimeoutError, OSError) as e:
+            ans = http_.request(method, url, body, headers, self.timeout)
+        except (urllib.error.URLError, http.client.HTTPException, OSError) as e:
             raise StoreError(f"cannot reach {self.store_endpoint} (timeout {self.timeout:g}s): "
                              f"{type(e).__name__}: {e}") from None
+        if method == "DELETE" and ans.status == 404:
+            return
+        if ans.status not in (200, 201, 204):
+            raise StoreError(f"Graph Store {method} {graph.value} failed: HTTP {ans.status}")
 
     def load_graph(self, graph: NamedNode, quads: Iterable[Quad],
                    progress: Callable[[int], None] | None = None) -> int:
@@ -297,4 +270,9 @@ class RemoteStore(Store):
     def __repr__(self) -> str:
         return f"RemoteStore({self.endpoint!r})"
 
+
+
+
+def _first_line(text: str) -> str:
+    return " ".join(text.strip().splitlines()[:1])[:300]
 

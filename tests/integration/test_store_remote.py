@@ -48,6 +48,37 @@ class _Handler(BaseHTTPRequestHandler):
         REQUESTS.append((self.command, self.path, self.headers.get("Accept") or "",
                          self.rfile.read(length) if length else b""))
         mode = self.path.strip("/").split("/")[0]
+        if mode in ("s1tat", "maxrows"):   # Virtuoso: a 200 that says it is not the whole result
+            self.send_response(200)
+            self.send_header("Content-Type", "application/sparql-results+json")
+            self.send_header("Content-Length", str(len(JSON_OK)))
+            if mode == "s1tat":
+                self.send_header("X-SQL-State", "S1TAT")
+                self.send_header("X-SQL-Message", "RC...: Returning incomplete results, query "
+                                 "interrupted by result timeout.")
+            else:
+                self.send_header("X-SPARQL-MaxRows", "10000")
+            self.end_headers()
+            self.wfile.write(JSON_OK)
+            return
+        if mode in ("drip", "dripheaders"):   # one byte every 2 s, for ever (until the client goes)
+            try:
+                if mode == "dripheaders":
+                    for byte in b"HTTP/1.1 200 OK\r\nX-Padding: " + b"x" * 1000:
+                        self.wfile.write(bytes([byte]))
+                        self.wfile.flush()
+                        time.sleep(2)
+                self.send_response(200)
+                self.send_header("Content-Type", "application/sparql-results+json")
+                self.end_headers()    # no length: the body ends when the connection closes
+                for byte in JSON_OK * 100:
+                    self.wfile.write(bytes([byte]))
+                    self.wfile.flush()
+                    time.sleep(2)
+            except OSError:
+                pass
+            self.close_connection = True
+            return
         if mode == "slow":
             time.sleep(4)
             mode = "ok"
@@ -107,7 +138,7 @@ def test_scripted_server_answers_well_formed(bad_server: str) -> None:
     ("noresults", "no results"),
     ("badterm", "unknown term type"),
     ("cut", "IncompleteRead"),
-    ("error500", "failed"),
+    ("error500", "HTTP 500 .*internal error"),
     ("error503", "503"),
 ])
 def test_select_failures_are_store_errors(bad_server: str, mode: str, match: str) -> None:
@@ -203,27 +234,56 @@ def test_every_remote_call_times_out(bad_server: str) -> None:
         assert seconds < 3.5   # the server sleeps 4 s (load_graph waits twice: PUT, then DELETE)
 
 
-def test_every_request_carries_an_explicit_timeout(monkeypatch: pytest.MonkeyPatch,
-                                                   bad_server: str) -> None:
-    import SPARQLWrapper.Wrapper as wrapper_mod
+def test_every_request_carries_the_store_timeout(monkeypatch: pytest.MonkeyPatch,
+                                                 bad_server: str) -> None:
+    seen: list[float] = []
+    real = remote_mod.http_.request
 
-    seen: list[object] = []
+    def spy(method: str, url: str, body: bytes | None, headers: dict[str, str],
+            timeout: float) -> object:
+        seen.append(timeout)
+        return real(method, url, body, headers, timeout)
 
-    def spy(real: Callable[..., object]) -> Callable[..., object]:
-        def call(req: object, *args: object, **kwargs: object) -> object:
-            seen.append(kwargs.get("timeout", args[1] if len(args) > 1 else None))
-            return real(req, *args, **kwargs)
-        return call
-
-    monkeypatch.setattr(wrapper_mod, "urlopener", spy(wrapper_mod.urlopener))
-    monkeypatch.setattr(remote_mod.urllib.request, "urlopen", spy(remote_mod.urllib.request.urlopen))
+    monkeypatch.setattr(remote_mod.http_, "request", spy)
     s = RemoteStore(f"{bad_server}/ok/query", timeout=7)
     s.select("select-graph-names")
     s.named_graphs()
     with pytest.raises(StoreError):
         s.construct("construct-graph")
     s.load_graph(G, [Quad(G, G, G)])
-    assert len(seen) == 4 and all(t == 7 for t in seen)
+    s.apply(Change(drop_graphs=[G]))
+    assert len(seen) == 5 and all(t == 7 for t in seen)
+
+
+@pytest.mark.parametrize(("mode", "match"), [
+    ("s1tat", r"partial result \(X-SQL-State: S1TAT"),
+    ("maxrows", r"cut the result at its row limit \(X-SPARQL-MaxRows: 10000\)"),
+])
+def test_a_200_that_says_it_is_partial_is_an_error(bad_server: str, mode: str, match: str) -> None:
+    s = _store(bad_server, mode)
+    calls: list[Callable[[], object]] = [lambda: s.select("select-graph-names"),
+                                         lambda: s.ask("ask-statement"),
+                                         lambda: s.raw_query("SELECT * WHERE { ?s ?p ?o }", "json")]
+    for call in calls:
+        with pytest.raises(StoreError, match=match):
+            call()
+    # the CLI: one line, exit 5
+    from kg_rag.cli import main
+    assert main(["--endpoint", f"{bad_server}/{mode}/query", "sparql",
+                 "SELECT * WHERE { ?s ?p ?o }"]) == 5
+
+
+@pytest.mark.parametrize("mode", ["drip", "dripheaders"])
+def test_an_endpoint_that_drips_fails_at_the_total_deadline(bad_server: str, mode: str) -> None:
+    """One byte every 2 s never trips a per-read timeout; the store's timeout is total."""
+    s = _store(bad_server, mode, timeout=3)
+    calls: list[Callable[[], object]] = [lambda: s.select("select-graph-names"),
+                                         lambda: s.raw_query("SELECT * WHERE { ?s ?p ?o }", "json")]
+    for call in calls:
+        t0 = time.monotonic()
+        with pytest.raises(StoreError, match="did not answer completely in time \\(timeout 3s"):
+            call()
+        assert time.monotonic() - t0 < 4.5
 
 
 def test_endpoint_urls_are_derived_from_the_query_endpoint() -> None:
@@ -278,3 +338,25 @@ def test_requests_use_content_negotiation_only(bad_server: str) -> None:
     assert accept2 == "text/csv, text/turtle;q=0.1"
     for body in (body1, body2):
         assert body.startswith(b"query=") and b"format=" not in body and b"output=" not in body
+
+
+@pytest.mark.parametrize(("mode", "status"), [("s1tat", 503), ("maxrows", 503), ("drip", 503)])
+def test_the_service_over_an_endpoint_refuses_partial_and_dripped_answers(
+        bad_server: str, mode: str, status: int) -> None:
+    """``kg-rag serve --endpoint``: the public /sparql forwards with the same checks."""
+    import httpx
+
+    from kg_rag.api import KnowledgeGraph
+    from kg_rag.service import create_app
+    from kg_rag.settings import Settings
+    from tests.support.service_server import serve
+
+    cfg = Settings(query_timeout=3.0)
+    kg = KnowledgeGraph(RemoteStore(f"{bad_server}/{mode}/query", timeout=3), cfg)
+    with serve(create_app(kg, cfg, warm=False)) as url, httpx.Client(base_url=url, timeout=30) as c:
+        t0 = time.monotonic()
+        r = c.get("/sparql", params={"query": "SELECT * WHERE { ?s ?p ?o }"},
+                  headers={"Accept": "application/sparql-results+json"})
+        assert time.monotonic() - t0 < 5
+    assert r.status_code == status, r.text
+    assert r.headers["content-type"] == "application/problem+json"

@@ -42,6 +42,9 @@ EXCEPTIONS = {
         "the store layer's one user_query: dataset, union default graph, prefixes, syntax errors",
     ("service/worker.py", "kg_rag.store.prologue"):
         "a remote endpoint gets the same predeclared prefixes, and its errors the user's positions",
+    ("service/worker.py", "kg_rag.store.http"):
+        "a remote endpoint is asked with the store layer's total deadline and its check that a "
+        "200 answer is complete (X-SQL-State, X-SPARQL-MaxRows)",
     ("service/description.py", "kg_rag.store.prologue"):
         "the service description names the prefixes the endpoint predeclares",
     ("service/sparql_endpoint.py", "kg_rag.store.prologue"):
