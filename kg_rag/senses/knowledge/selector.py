@@ -105,6 +105,14 @@ def _english_words(lemma: str) -> tuple[str, ...]:
     return tuple(words(lemma, "en"))
 
 
+@lru_cache(maxsize=100_000)
+def _evidence_words(text: str, lang: str) -> tuple[str, ...]:
+    """The gloss words of one evidence text: the same labels, definitions and translations recur
+    in the evidence of many candidates (a concept's texts in each of its senses; 100,234 texts,
+    38,589 distinct, when indexing the bench's 30 kB corpus)."""
+    return tuple(words(text, lang))
+
+
 def _foreign(cands: Sequence[Candidate]) -> bool:
     """Senses of another language's lexicon (their sense order is no frequency order)."""
     return not all(c.lang in ("en", "") for c in cands)
@@ -299,7 +307,7 @@ class KnowledgeSelector:
                 sig = dict.fromkeys([vocab[wid] for wid in np.unique(ids).tolist()], w)
         if ev is not None:
             for t in ev.definitions + ev.examples + ev.labels + ev.translations + ev.usage:
-                for x in words(t.text, t.lang or "en"):
+                for x in _evidence_words(t.text, t.lang or "en"):
                     sig[x] = 1.0
         elif node is not None:
             for wid in kb.gloss(node).tolist():
