@@ -394,11 +394,16 @@ class _BatchMemo:
         return out
 
     def english_words(self, kb: KnowledgeBase, node: int) -> tuple[str, ...]:
-        """The gloss words of the English lemmas of ``node`` (in order, repeats kept)."""
+        """The gloss words of the English lemmas of ``node`` (in order, repeats kept): a fact of
+        the knowledge base, kept with it (``kb.cache``) for every later batch."""
         out = self._english.get(node)
         if out is None:
-            out = self._english[node] = tuple(ew for key in kb.lemmas_of(node) if key.startswith("en:")
-                                              for ew in _english_words(key[3:]))
+            table = cast(dict[int, tuple[str, ...]], kb.cache.setdefault("english-words", {}))
+            out = table.get(node)
+            if out is None:
+                out = table[node] = tuple(ew for key in kb.lemmas_of(node) if key.startswith("en:")
+                                          for ew in _english_words(key[3:]))
+            self._english[node] = out
         return out
 
 
