@@ -3,9 +3,11 @@
 :func:`fetch_evidence` returns one :class:`~kg_rag.model.SenseEvidence` per candidate: sense-level
 evidence (dictionary definitions and examples, usage/register notes, translations) from
 ``select-sense-evidence`` and concept-level evidence (definitions, examples, scope notes, labels and
-lemmas in all languages, neighbour concepts) from ``select-concept-evidence``. Concept evidence is
-shared by every mention that can mean the concept, so it is kept in a table of the store's
-registry (:data:`EVIDENCE`, :class:`kg_rag.derived.Derived`).
+lemmas in all languages, neighbour concepts) from ``select-concept-evidence``. Both are facts of the
+loaded vocabularies, shared by every mention that can mean the sense or concept, so they are kept
+in tables of the store's registry (:data:`EVIDENCE`, :data:`SENSE_EVIDENCE`,
+:class:`kg_rag.derived.Derived`, emptied when a vocabulary is loaded or dropped): indexing a corpus
+asks the store once per sense and concept, not once per document.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ log = logging.getLogger(__name__)
 
 BATCH = 400            # IRIs per VALUES block
 CACHE_SIZE = 20_000    # concepts kept per store
+SENSE_CACHE_SIZE = 50_000  # senses kept per store (most have no sense-level evidence: small entries)
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,8 +57,19 @@ class _Parts:
         return cls({}, {}, {}, {}, {}, {}, {}, {})
 
 
+@dataclass(frozen=True, slots=True)
+class _SenseTexts:
+    definitions: tuple[LangText, ...] = ()
+    examples: tuple[LangText, ...] = ()
+    labels: tuple[LangText, ...] = ()
+    usage: tuple[LangText, ...] = ()
+    translations: tuple[LangText, ...] = ()
+
+
 #: concept IRI → its evidence, in the store's registry
 EVIDENCE: Table[str, ConceptEvidence] = Table("concept-evidence", CACHE_SIZE)
+#: sense IRI → its sense-level evidence, in the store's registry
+SENSE_EVIDENCE: Table[str, _SenseTexts] = Table("sense-evidence", SENSE_CACHE_SIZE)
 
 
 def _text(term: object) -> LangText:
@@ -110,14 +124,25 @@ def concept_evidence(store: Store, concepts: Iterable[str]) -> dict[str, Concept
     return out
 
 
-def _sense_parts(store: Store, senses: Sequence[str]) -> dict[str, _Parts]:
-    parts = {s: _Parts.new() for s in senses}
-    for chunk in _chunks(senses, BATCH):
+def _sense_parts(store: Store, senses: Sequence[str]) -> dict[str, _SenseTexts]:
+    """Sense-level evidence of each IRI (cached)."""
+    cache = Derived.of(store).table(SENSE_EVIDENCE)
+    out, missing = cache.split(senses)
+    for chunk in _chunks(missing, BATCH):
+        parts = {s: _Parts.new() for s in chunk}
         rows = store.select("select-sense-evidence",
                             values=Values.column("sense", [NamedNode(s) for s in chunk]))
         for r in rows:
             _add(parts[r["sense"].value], r["kind"].value, r["text"])
-    return parts
+        for s, p in parts.items():
+            texts = _SenseTexts(tuple(p.definitions), tuple(p.examples), tuple(p.labels),
+                                tuple(p.usage), tuple(p.translations))
+            cache.put(s, texts)
+            out[s] = texts
+    return out
+
+
+_NO_SENSE_TEXTS = _SenseTexts()
 
 
 def _once(texts: tuple[LangText, ...]) -> tuple[LangText, ...]:
@@ -132,18 +157,16 @@ def fetch_evidence(store: Store, candidates: Sequence[Candidate]) -> tuple[Sense
     out = []
     for cand in candidates:
         ce = by_concept[cand.concept]
-        sp = by_sense.get(cand.sense) if cand.sense else None
-        if sp is None:
-            sp = _Parts.new()
+        sp = (by_sense.get(cand.sense) if cand.sense else None) or _NO_SENSE_TEXTS
         # a sense-only reading is its own concept (DATA-MODEL.md): the same statements come
         # back at both levels, so each text is kept once
         out.append(SenseEvidence(
             candidate=cand,
-            definitions=_once(tuple(sp.definitions) + ce.definitions),
-            examples=_once(tuple(sp.examples) + ce.examples),
-            labels=_once(tuple(sp.labels) + ce.labels),
-            translations=tuple(sp.translations),
-            usage=_once(tuple(sp.usage) + ce.usage),
+            definitions=_once(sp.definitions + ce.definitions),
+            examples=_once(sp.examples + ce.examples),
+            labels=_once(sp.labels + ce.labels),
+            translations=sp.translations,
+            usage=_once(sp.usage + ce.usage),
             neighbours=ce.neighbours,
             broader=ce.broader,
             schemes=ce.schemes,

@@ -11,7 +11,11 @@ second process starts in a second.
 * lemmas: every (language, lemma) of the dictionaries with the concepts it can mean.
 
 :meth:`KnowledgeBase.ppr` runs Personalized PageRank (Agirre & Soroa 2009) for many
-personalisation vectors at once with ``scipy.sparse`` power iteration.
+personalisation vectors at once with ``scipy.sparse`` power iteration: on the graph's nodes in
+reverse Cuthill-McKee order (a subgraph's rows then read the iterate with locality), 16 columns
+at a time (a block of the iterate stays in the core's cache), and in the first and last
+iterations only on the rows that can be non-zero or that the targets read. All three compute
+every target value with the same operations as the plain iteration.
 """
 
 from __future__ import annotations
@@ -26,6 +30,7 @@ from pathlib import Path
 import numpy as np
 import scipy.sparse as sp
 from pyoxigraph import Literal
+from scipy.sparse.csgraph import reverse_cuthill_mckee
 
 from kg_rag.derived import Derived, Slot
 from kg_rag.store import Store
@@ -37,6 +42,9 @@ log = logging.getLogger(__name__)
 CACHE_FORMAT = "kb-3"
 #: small knowledge bases (tests, demos) build in milliseconds: only large ones go to disk
 DISK_CACHE_MIN_NODES = 5_000
+#: columns of the PPR iterate multiplied at once (16 float32 columns of a 50,000-node subgraph
+#: are 3 MB: measured on semeval2007's batches, 16-32 columns at a time are 1.3-1.6x faster than 64)
+PPR_BLOCK = 16
 
 
 def _pack(strings: Sequence[str]) -> np.ndarray:
@@ -67,6 +75,7 @@ class KnowledgeBase:
     lemma_index: dict[str, int] = field(default_factory=dict)
     word_index: dict[str, int] = field(default_factory=dict)
     _matrix: sp.csr_matrix | None = None
+    _ordered: tuple[sp.csr_matrix, np.ndarray] | None = None
     _inv: dict[int, list[str]] | None = None
     idf: np.ndarray | None = None
     df: np.ndarray | None = None
@@ -141,7 +150,7 @@ class KnowledgeBase:
 
         With ``hops`` the walk is restricted to the nodes within that many edges of a seed or a
         target (a local subgraph: much faster, and the mass that would leave it is small)."""
-        m = self.matrix()
+        m, position = self._ppr_matrix()
         k = len(seeds)
         # the seed vectors as (row, column, weight) triples, each column normalised to sum 1
         rows: list[int] = []
@@ -153,9 +162,8 @@ class KnowledgeBase:
                 rows += s.keys()
                 cols += [j] * len(s)
                 vals += [w / tot for w in s.values()]
-        seed_rows = np.asarray(rows, dtype=np.int64)
-        target_rows = np.asarray(list(targets), dtype=np.int64)
-        local: np.ndarray | None = None
+        seed_rows = position[np.asarray(rows, dtype=np.int64)]
+        target_rows = position[np.asarray(list(targets), dtype=np.int64)]
         if hops is not None:
             nodes = _within(m, np.concatenate([seed_rows, target_rows]), hops)
             local = np.full(len(self.nodes), -1, dtype=np.int64)
@@ -166,17 +174,90 @@ class KnowledgeBase:
         n = m.shape[0]
         v = np.zeros((n, k), dtype=np.float32)
         np.add.at(v, (seed_rows, np.asarray(cols, dtype=np.int64)), np.asarray(vals, dtype=np.float32))
-        r = v.copy()
-        teleport = (1 - damping) * v
-        for _ in range(iterations):
-            r = m @ r
-            r *= damping
-            r += teleport
+        at = np.maximum(target_rows, 0)
+        r = _power(m, v, damping, iterations, np.unique(seed_rows), at)
         out: dict[int, np.ndarray] = {}
         zero = np.zeros(k, dtype=np.float32)
-        for t, at in zip(targets, target_rows.tolist(), strict=True):
-            out[t] = r[at] if at >= 0 else zero
+        for i, (t, tr) in enumerate(zip(targets, target_rows.tolist(), strict=True)):
+            out[t] = r[i] if tr >= 0 else zero
         return out
+
+    def _ppr_matrix(self) -> tuple[sp.csr_matrix, np.ndarray]:
+        """:meth:`matrix` with its nodes in reverse Cuthill-McKee order, and each node's position
+        in that order (built once; :meth:`matrix` itself keeps the node order, which
+        :meth:`neighbours` gives)."""
+        if self._ordered is None:
+            m = self.matrix()
+            order = reverse_cuthill_mckee(m, symmetric_mode=True).astype(np.int64)  # pattern symmetric
+            position = np.empty(len(order), dtype=np.int64)
+            position[order] = np.arange(len(order))
+            pm = m[order][:, order].tocsr()
+            pm.sort_indices()
+            self._ordered = (pm, position)
+        return self._ordered
+
+
+def _power(m: sp.csr_matrix, v: np.ndarray, damping: float, iterations: int,
+           seed_rows: np.ndarray, targets: np.ndarray) -> np.ndarray:
+    """``iterations`` steps of ``r <- damping * m @ r + (1 - damping) * v`` from ``r = v``; the
+    rows ``targets`` of the result. Iteration ``t`` computes only the rows that can be non-zero
+    (within ``t`` edges of a seed) and that the targets read (within ``iterations - t`` edges of a
+    target): the rows it computes are computed as in the full product, the others are never read."""
+    n, k = v.shape
+    plan = _rows_to_compute(m, seed_rows, targets, iterations)
+    parts = [None if rows is None else m[rows] for rows in plan]
+    out = np.empty((len(targets), k), dtype=np.float32)
+    for j in range(0, k, PPR_BLOCK):
+        vb = np.ascontiguousarray(v[:, j : j + PPR_BLOCK])
+        teleport = (1 - damping) * vb
+        r = vb.copy()
+        for rows, part in zip(plan, parts, strict=True):
+            if rows is None or part is None:
+                r = m @ r
+                r *= damping
+                r += teleport
+            else:
+                step = part @ r
+                step *= damping
+                step += teleport[rows]
+                r = np.zeros_like(r)
+                r[rows] = step
+        out[:, j : j + PPR_BLOCK] = r[targets]
+    return out
+
+
+def _rows_to_compute(m: sp.csr_matrix, seed_rows: np.ndarray, targets: np.ndarray,
+                     iterations: int) -> list[np.ndarray | None]:
+    """For each iteration 1 … ``iterations``, the rows it must compute (sorted), or None for all
+    of them (once the rows are more than half the matrix, the full product is cheaper)."""
+    n = m.shape[0]
+    half = n // 2
+    forward: list[np.ndarray | None] = []     # rows that can be non-zero after t = 1, 2, … steps
+    reach: np.ndarray | None = np.unique(seed_rows)
+    for _ in range(iterations):
+        if reach is not None:
+            reach = _within(m, reach, 1)
+            if len(reach) > half:
+                reach = None
+        forward.append(reach)
+    backward: list[np.ndarray | None] = []    # rows the targets read at t = iterations, … , 1
+    need: np.ndarray | None = np.unique(targets)
+    for _ in range(iterations):
+        backward.append(need)
+        if need is not None:
+            need = _within(m, need, 1)
+            if len(need) > half:
+                need = None
+    backward.reverse()
+    plan: list[np.ndarray | None] = []
+    for f, b in zip(forward, backward, strict=True):
+        if f is None:
+            plan.append(b)
+        elif b is None:
+            plan.append(f)
+        else:
+            plan.append(np.intersect1d(f, b, assume_unique=True))
+    return plan
 
 
 def _gather(m: sp.csr_matrix, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -6,7 +6,7 @@ from pyoxigraph import Literal, NamedNode, Quad
 
 from kg_rag.derived import Derived
 from kg_rag.model import Candidate, LangText
-from kg_rag.pipeline.evidence import EVIDENCE, fetch_evidence
+from kg_rag.pipeline.evidence import EVIDENCE, SENSE_EVIDENCE, fetch_evidence
 from kg_rag.store import Change, EmbeddedStore
 from tests.support.senses_fixture import EN, HE, ILI, bank_candidates, bd_candidates, load_fixture
 
@@ -67,3 +67,19 @@ def test_candidate_without_sense_or_store_data(mem_store: EmbeddedStore) -> None
     [ev] = fetch_evidence(store, [Candidate("http://example.org/none")])
     assert ev.definitions == () and ev.neighbours == ()
     assert fetch_evidence(store, []) == ()
+
+
+def test_sense_evidence_is_cached(mem_store: EmbeddedStore) -> None:
+    """Sense-level evidence is asked once per sense (an empty answer too), until the
+    vocabularies change (the registry is invalidated)."""
+    store = load_fixture(mem_store)
+    Derived.of(store).invalidate()
+    assert not fetch_evidence(store, bd_candidates())[1].usage
+    g = NamedNode("https://w3id.org/kg-rag/id/source/fix-he")
+    store.apply(Change(insert=[Quad(NamedNode(HE + "bd-n-2"),
+                                    NamedNode("http://www.lexinfo.net/ontology/3.0/lexinfo#usageNote"),
+                                    Literal("literary", language="en"), g)]))
+    assert Derived.of(store).table(SENSE_EVIDENCE).get(HE + "bd-n-2") is not None
+    assert not fetch_evidence(store, bd_candidates())[1].usage  # served from the table
+    Derived.of(store).invalidate()
+    assert LangText("literary", "en") in fetch_evidence(store, bd_candidates())[1].usage

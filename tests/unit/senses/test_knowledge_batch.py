@@ -20,6 +20,7 @@ from kg_rag.api import KnowledgeGraph
 from kg_rag.model import SelectionRequest
 from kg_rag.pipeline.evidence import fetch_evidence
 from kg_rag.resources import resource_path
+from kg_rag.senses.knowledge.graph import KnowledgeBase
 from kg_rag.senses.knowledge.selector import KnowledgeSelector, _BatchMemo
 from kg_rag.store import EmbeddedStore
 
@@ -99,3 +100,65 @@ def test_ppr_equals_a_dense_power_iteration(
     local = kb.ppr(seeds, damping=0.85, iterations=20, targets=targets, hops=2)
     for t in targets:
         assert local[t] == pytest.approx(got[t], abs=1e-6)
+
+
+def _random_kb(n: int, edges: int, seed: int) -> KnowledgeBase:
+    rng = np.random.default_rng(seed)
+    src = rng.integers(0, n, edges).astype(np.int32)
+    dst = rng.integers(0, n, edges).astype(np.int32)
+    keep = src != dst
+    none = np.zeros(0, dtype=np.int32)
+    return KnowledgeBase([f"urn:x:{i}" for i in range(n)], src[keep], dst[keep],
+                         np.zeros(int(keep.sum()), dtype=np.int16), ["rel"], [],
+                         np.zeros(n + 1, dtype=np.int64), none, [], np.zeros(1, dtype=np.int64), none, none)
+
+
+def _dense_ppr(kb: KnowledgeBase, seeds: list[dict[int, float]], nodes: np.ndarray,
+               iterations: int) -> np.ndarray:
+    """The plain power iteration in float64 on the subgraph of ``nodes`` (all rows computed)."""
+    m = kb.matrix().toarray().astype(np.float64)[np.ix_(nodes, nodes)]
+    pos = {int(x): i for i, x in enumerate(nodes)}
+    v = np.zeros((len(nodes), len(seeds)))
+    for j, s in enumerate(seeds):
+        for i, w in s.items():
+            v[pos[i], j] = w / sum(s.values())
+    r = v.copy()
+    for _ in range(iterations):
+        r = 0.85 * (m @ r) + 0.15 * v
+    return r
+
+
+def _hops(kb: KnowledgeBase, start: set[int], hops: int) -> np.ndarray:
+    adj: dict[int, set[int]] = {}
+    for a, b in zip(kb.edge_src.tolist(), kb.edge_dst.tolist(), strict=True):
+        adj.setdefault(a, set()).add(b)
+        adj.setdefault(b, set()).add(a)
+    seen = set(start)
+    frontier = set(start)
+    for _ in range(hops):
+        frontier = {y for x in frontier for y in adj.get(x, ())} - seen
+        seen |= frontier
+    return np.asarray(sorted(seen))
+
+
+def test_ppr_on_a_local_subgraph_equals_the_plain_iteration_there() -> None:
+    """A graph where the 2-hop subgraph is a part of it and the walk is long (the iteration's
+    first and last steps computed on fewer rows), more columns than one block of the product,
+    the nodes reordered for locality: every target value is the plain iteration's."""
+    kb = _random_kb(3000, 4200, seed=7)
+    rng = np.random.default_rng(8)
+    seeds = [{int(x): float(w) for x, w in zip(rng.choice(3000, 4, replace=False), rng.random(4) + 0.1,
+                                                strict=True)} for _ in range(40)]
+    targets = sorted({int(x) for x in rng.choice(3000, 30, replace=False)})
+    nodes = _hops(kb, {i for s in seeds for i in s} | set(targets), 2)
+    assert 300 < len(nodes) < 2500  # a real part of the graph
+    for iterations in (20, 3, 1):
+        got = kb.ppr(seeds, damping=0.85, iterations=iterations, targets=targets, hops=2)
+        want = _dense_ppr(kb, seeds, nodes, iterations)
+        at = {int(x): i for i, x in enumerate(nodes)}
+        for t in targets:
+            assert got[t] == pytest.approx(want[at[t]], rel=1e-4, abs=1e-9)
+    whole = kb.ppr(seeds, damping=0.85, iterations=20, targets=targets, hops=None)
+    want = _dense_ppr(kb, seeds, np.arange(3000), 20)
+    for t in targets:
+        assert whole[t] == pytest.approx(want[t], rel=1e-4, abs=1e-9)
