@@ -81,8 +81,9 @@ def answer_text(kg: KnowledgeGraph, a: Answer, passages: bool = True) -> str:
     if not a.results:
         lines.append(f"  no results: {a.reason or 'no document matches the chosen concepts'}")
     if a.results:
-        lines.append("  documents (relevance 0-1: the expected share of the question's words whose "
-                     "meaning the document shares):")
+        lines.append("  documents, in ranking order (rarity, repetition and focus of the matched "
+                     "meanings); relevance 0-1: the expected share of the question's words whose "
+                     "meaning the document shares:")
     for i, r in enumerate(a.results, 1):
         via = ", ".join(c.label for c in r.concepts[:4])
         lines.append(f"  {i:2d}. {r.relevance:4.2f}  {r.doc_id} [{r.lang}] {r.title} — via {via}")
