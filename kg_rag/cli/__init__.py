@@ -12,6 +12,7 @@ import logging
 import sys
 from collections.abc import Sequence
 
+from kg_rag.cli.common import set_quiet
 from kg_rag.errors import ConfigError, KgRagError
 
 # command modules, in help order (each adds its subcommands)
@@ -54,7 +55,10 @@ def build_parser(prog: str = "kg-rag") -> argparse.ArgumentParser:
                             ":memory: for a one-off run)")
     where.add_argument("--endpoint", metavar="URL", help="remote SPARQL 1.1 query endpoint")
     p.add_argument("--update-endpoint", metavar="URL", help="remote SPARQL update endpoint")
-    p.add_argument("-v", "--verbose", action="count", default=0, help="more logging")
+    talk = p.add_mutually_exclusive_group()
+    talk.add_argument("-v", "--verbose", action="count", default=0, help="more logging")
+    talk.add_argument("-q", "--quiet", action="store_true",
+                      help="no progress bars and no warnings: only results and errors")
     sub = p.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for name in COMMAND_MODULES:
         importlib.import_module(f"{__name__}.{name}").register(sub)
@@ -64,8 +68,9 @@ def build_parser(prog: str = "kg-rag") -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None, prog: str = "kg-rag") -> int:
     parser = build_parser(prog)
     args = parser.parse_args(argv)
+    set_quiet(args.quiet)
     logging.basicConfig(
-        level=logging.WARNING - 10 * min(args.verbose, 2),
+        level=logging.ERROR if args.quiet else logging.WARNING - 10 * min(args.verbose, 2),
         format="%(levelname)s %(name)s: %(message)s",
     )
     try:

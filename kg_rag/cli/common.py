@@ -49,5 +49,14 @@ def print_json(obj: Any) -> None:
     sys.stdout.write("\n")
 
 
+_QUIET = [False]
+
+
+def set_quiet(quiet: bool) -> None:
+    """``kg-rag --quiet``: no progress bars (and, set by :func:`kg_rag.cli.main`, no warnings)."""
+    _QUIET[0] = quiet
+
+
 def progress_enabled() -> bool:
-    return sys.stderr.isatty()
+    """Progress bars on standard error: when it is a terminal and ``--quiet`` was not given."""
+    return sys.stderr.isatty() and not _QUIET[0]
