@@ -55,6 +55,9 @@ def build_parser(prog: str = "kg-rag") -> argparse.ArgumentParser:
                             ":memory: for a one-off run)")
     where.add_argument("--endpoint", metavar="URL", help="remote SPARQL 1.1 query endpoint")
     p.add_argument("--update-endpoint", metavar="URL", help="remote SPARQL update endpoint")
+    p.add_argument("--token", metavar="TOKEN",
+                   help="Bearer token for a remote endpoint's updates, e.g. a kg-rag service's "
+                        "(default: $KG_RAG_SERVICE_TOKEN)")
     talk = p.add_mutually_exclusive_group()
     talk.add_argument("-v", "--verbose", action="count", default=0, help="more logging")
     talk.add_argument("-q", "--quiet", action="store_true",

@@ -49,6 +49,9 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("--scheme", metavar="SCHEME",
                    help="only readings of this concept scheme (its IRI) or loaded source (its "
                         "name or graph IRI, as `kg-rag sources` lists them)")
+    p.add_argument("--no-record", dest="record", action="store_false",
+                   help="write nothing: neither the question nor its decisions are stored (no "
+                        "explanation by IRI afterwards); for read-only endpoints")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_ask)
 
@@ -59,6 +62,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("--scheme", metavar="SCHEME",
                    help="only readings of this concept scheme (its IRI) or loaded source (its "
                         "name or graph IRI, as `kg-rag sources` lists them)")
+    p.add_argument("--no-record", dest="record", action="store_false",
+                   help="write nothing: the decisions are not stored")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_annotate)
 
@@ -76,7 +81,8 @@ def cmd_ask(args: argparse.Namespace) -> int:
     with KnowledgeGraph(store_from_args(args)) as kg:
         focus = _focus(args.focus) if args.focus else None
         answer = kg.ask(text_arg(args.question, "question"), lang=args.lang, k=args.k, wsd=args.wsd, focus=focus,
-                        scheme=args.scheme, min_score=args.min_score)
+                        scheme=args.scheme, min_score=args.min_score,
+                        record_question=args.record)
         if args.json:
             print_json(answer_dict(answer))
         else:
@@ -87,7 +93,8 @@ def cmd_ask(args: argparse.Namespace) -> int:
 def cmd_annotate(args: argparse.Namespace) -> int:
     with KnowledgeGraph(store_from_args(args)) as kg:
         text = text_arg(args.text, "text")
-        guess, reports = kg.annotate_text(text, lang=args.lang, wsd=args.wsd, scheme=args.scheme)
+        guess, reports = kg.annotate_text(text, lang=args.lang, wsd=args.wsd, scheme=args.scheme,
+                                          record_question=args.record)
         if args.json:
             print_json({"text": text, "lang": guess.lang, "language": language_dict(guess),
                         "mentions": [mention_dict(r) for r in reports]})

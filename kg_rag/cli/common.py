@@ -16,7 +16,7 @@ WSD_HELP = f"sense selection: {WsdMode.names()} (default: KG_RAG_WSD, else knowl
 
 def store_from_args(args: argparse.Namespace, read_only: bool = False) -> Store:
     return open_store(path=args.store, endpoint=args.endpoint, update_endpoint=args.update_endpoint,
-                      read_only=read_only)
+                      read_only=read_only, token=getattr(args, "token", None))
 
 
 def wsd_arg(value: str) -> WsdMode:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import logging
 import signal
 import sys
@@ -10,6 +11,7 @@ import sys
 from kg_rag.cli.common import store_from_args
 from kg_rag.errors import ConfigError
 from kg_rag.settings import settings
+from kg_rag.store.serving import announced
 
 log = logging.getLogger(__name__)
 
@@ -56,9 +58,14 @@ def cmd_serve(args: argparse.Namespace) -> int:
         # uvicorn shuts down gracefully on SIGTERM, then re-raises it to the handler that was
         # there before: make that one end this command normally, so the store is closed
         previous = signal.signal(signal.SIGTERM, _terminated)
+        # an embedded store says who serves it, so that other commands read through /sparql
+        here = (announced(store.location, args.host, args.port, cfg.allow_updates)
+                if store.kind == "embedded" and store.location != ":memory:"
+                else contextlib.nullcontext())
         try:
-            uvicorn.run(app, host=args.host, port=args.port, log_level="warning",
-                        access_log=False, timeout_graceful_shutdown=5)
+            with here:
+                uvicorn.run(app, host=args.host, port=args.port, log_level="warning",
+                            access_log=False, timeout_graceful_shutdown=5)
         except _Terminated:
             pass
         finally:

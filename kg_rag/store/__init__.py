@@ -2,24 +2,47 @@
 
 from __future__ import annotations
 
+import logging
+
+from kg_rag.errors import StoreError, StoreLockedError
 from kg_rag.settings import Settings, settings
 from kg_rag.store.base import Change, EngineHandler, Row, Store
 from kg_rag.store.embedded import EmbeddedStore
 from kg_rag.store.remote import RemoteStore
 from kg_rag.store.render import Values
+from kg_rag.store.serving import served_by
+
+log = logging.getLogger(__name__)
 
 
 def open_store(path: str | None = None, endpoint: str | None = None,
                update_endpoint: str | None = None, config: Settings | None = None,
-               read_only: bool = False) -> Store:
+               read_only: bool = False, token: str | None = None) -> Store:
     """Open the store named by arguments, else by settings (``KG_RAG_ENDPOINT``/``KG_RAG_STORE``);
-    ``read_only``: no write of any kind (the embedded engine itself opens read-only)."""
+    ``read_only``: no write of any kind (the embedded engine itself opens read-only); ``token``
+    (else ``KG_RAG_SERVICE_TOKEN``): a remote endpoint's Bearer token (a kg-rag service's)."""
     cfg = config or settings()
     endpoint = endpoint or (None if path else cfg.endpoint)
     if endpoint:
         return RemoteStore(endpoint, update_endpoint or cfg.update_endpoint,
-                           cfg.store_endpoint, timeout=cfg.remote_timeout, read_only=read_only)
-    return EmbeddedStore(path or cfg.store, read_only=read_only)
+                           cfg.store_endpoint, timeout=cfg.remote_timeout, read_only=read_only,
+                           token=token or cfg.service_token)
+    where = path or cfg.store
+    try:
+        return EmbeddedStore(where, read_only=read_only)
+    except StoreLockedError as e:
+        serving = served_by(where) if where and where != ":memory:" else None
+        if serving is None:
+            raise
+        # a kg-rag service holds the store: read (and, with its token, write) through it
+        log.warning("the store at %s is served by kg-rag serve (pid %d): working through its "
+                    "endpoint %s%s", where, serving.pid, serving.endpoint,
+                    "" if serving.updates else " (it takes no updates: reads only)")
+        try:
+            return RemoteStore(serving.endpoint, timeout=cfg.remote_timeout, read_only=read_only,
+                               token=token or cfg.service_token)
+        except StoreError:
+            raise e from None
 
 
 def check_not_empty(store: Store) -> None:

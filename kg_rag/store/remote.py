@@ -94,8 +94,11 @@ class RemoteStore(Store):
 
     def __init__(self, endpoint: str, update_endpoint: str | None = None,
                  store_endpoint: str | None = None, timeout: float = 30.0,
-                 read_only: bool = False) -> None:
+                 read_only: bool = False, token: str | None = None) -> None:
+        """``token``: sent as ``Authorization: Bearer`` with every request (a kg-rag service's
+        updates need its ``KG_RAG_SERVICE_TOKEN``)."""
         self.read_only = read_only
+        self._auth = {"Authorization": f"Bearer {token}"} if token else {}
         if not endpoint.startswith(("http://", "https://")):
             raise StoreError(f"--endpoint must be an http(s) URL, not {endpoint!r}")
         self.location = endpoint
@@ -107,7 +110,8 @@ class RemoteStore(Store):
     # --- protocol -------------------------------------------------------------------------
     def _post_form(self, url: str, field: str, text: str, accept: str) -> http_.Answer:
         body = urllib.parse.urlencode({field: text}).encode("ascii")
-        headers = {"Accept": accept, "Content-Type": "application/x-www-form-urlencoded"}
+        headers = {"Accept": accept, "Content-Type": "application/x-www-form-urlencoded",
+                   **self._auth}
         try:
             return http_.request("POST", url, body, headers, self.timeout)
         except (urllib.error.URLError, http.client.HTTPException, OSError) as e:
@@ -129,6 +133,8 @@ class RemoteStore(Store):
                 detail = syntax_message(full[at:].rstrip("'\" \n"), user_text, shift)
                 raise QueryError(f"malformed query: {detail}") from None
             raise QueryError(f"the endpoint rejected the query: {_first_line(full)}")
+        if ans.status in _REFUSED:
+            raise refused(self.endpoint, ans, "the query", bool(self._auth))
         if ans.status != 200:
             raise StoreError(
                 f"the endpoint {self.endpoint} answered HTTP {ans.status} instead of a complete "
@@ -200,6 +206,8 @@ class RemoteStore(Store):
         if ans.status == 400:
             raise QueryError(f"the endpoint rejected the update: "
                              f"{_first_line(ans.body.decode('utf-8', 'replace'))}")
+        if ans.status in _REFUSED:
+            raise refused(self.update_endpoint, ans, "the update", bool(self._auth))
         if ans.status not in (200, 204):
             raise StoreError(f"the update endpoint {self.update_endpoint} answered HTTP "
                              f"{ans.status}; check the store, the update may not have been applied")
@@ -208,6 +216,7 @@ class RemoteStore(Store):
     def _gsp(self, method: str, graph: NamedNode, body: bytes | None) -> None:
         url = self.store_endpoint + "?" + urllib.parse.urlencode({"graph": graph.value})
         headers = {"Content-Type": "application/n-triples"} if body is not None else {}
+        headers.update(self._auth)
         try:
             ans = http_.request(method, url, body, headers, self.timeout)
         except (urllib.error.URLError, http.client.HTTPException, OSError) as e:
@@ -215,6 +224,8 @@ class RemoteStore(Store):
                              f"{type(e).__name__}: {e}") from None
         if method == "DELETE" and ans.status == 404:
             return
+        if ans.status in _REFUSED:
+            raise refused(self.store_endpoint, ans, f"Graph Store {method}", bool(self._auth))
         if ans.status not in (200, 201, 204):
             raise StoreError(f"Graph Store {method} {graph.value} failed: HTTP {ans.status}")
 
@@ -271,6 +282,32 @@ class RemoteStore(Store):
         return f"RemoteStore({self.endpoint!r})"
 
 
+
+
+#: statuses that are a refusal or an overload, not a broken endpoint: each says what to do
+_REFUSED = (401, 403, 429, 503)
+
+
+def refused(url: str, ans: http_.Answer, what: str, sent_token: bool) -> StoreError:
+    """One line telling a refusal (401/403: the token) from an overload (429/503: retry later)."""
+    text = ans.body.decode("utf-8", "replace")
+    try:   # an RFC 9457 problem document (a kg-rag service) says it in its detail
+        problem = json.loads(text)
+        text = str(problem.get("detail") or problem.get("title") or "") if isinstance(problem, dict) else text
+    except ValueError:
+        pass
+    detail = _first_line(text)
+    detail = f" ({detail})" if detail else ""
+    if ans.status in (401, 403):
+        fix = ("the token sent was not accepted: check --token / KG_RAG_SERVICE_TOKEN"
+               if sent_token else
+               "send the endpoint's token with --token or KG_RAG_SERVICE_TOKEN, or ask without "
+               "writing (ask/annotate --no-record)")
+        return StoreError(f"{url} refused {what}: HTTP {ans.status}{detail}; {fix}")
+    after = ans.headers.get("Retry-After")
+    wait = f", retry after {after} s" if after and after.strip().isdigit() else ", retry later"
+    return StoreError(f"{url} is overloaded and did not run {what}: HTTP {ans.status}{detail}"
+                      f"{wait}")
 
 
 def _first_line(text: str) -> str:
