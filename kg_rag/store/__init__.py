@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from kg_rag.settings import Settings, settings
 from kg_rag.store.base import Change, EngineHandler, Row, Store
+from kg_rag.store.dialect import by_name
 from kg_rag.store.embedded import EmbeddedStore
 from kg_rag.store.remote import RemoteStore
 from kg_rag.store.render import Values
@@ -18,7 +19,8 @@ def open_store(path: str | None = None, endpoint: str | None = None,
     endpoint = endpoint or (None if path else cfg.endpoint)
     if endpoint:
         return RemoteStore(endpoint, update_endpoint or cfg.update_endpoint,
-                           cfg.store_endpoint, timeout=cfg.remote_timeout, read_only=read_only)
+                           cfg.store_endpoint, timeout=cfg.remote_timeout, read_only=read_only,
+                           dialect=by_name(cfg.endpoint_dialect))
     return EmbeddedStore(path or cfg.store, read_only=read_only)
 
 

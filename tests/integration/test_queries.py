@@ -1,6 +1,6 @@
 """Every query file in sparql/: header, declared inputs, parse, and a run on a store built from the
-RDF contract (ontology/examples/valid.trig) — on the embedded store and on a real `oxigraph serve`,
-with the same answers. New query files are picked up automatically."""
+RDF contract (ontology/examples/valid.trig) — on the embedded store, on a real `oxigraph serve` and on
+a real Virtuoso 7.2, with the same answers. New query files are picked up automatically."""
 
 from __future__ import annotations
 
@@ -16,6 +16,7 @@ from pyoxigraph import BlankNode, NamedNode, Quad, Triple
 from kg_rag.errors import QueryError
 from kg_rag.resources import resource_path
 from kg_rag.store import EmbeddedStore, RemoteStore, Store, Values, queries
+from tests.support import virtuoso_server
 from tests.support.oxigraph_server import clear
 
 NAMES = queries.names()
@@ -40,10 +41,11 @@ def emb() -> EmbeddedStore:
     return _embedded()
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="module", params=["oxigraph"])
 def remote(request: pytest.FixtureRequest) -> Iterator[RemoteStore]:
-    url = request.getfixturevalue("oxigraph_url")
-    clear(url)
+    wipe = virtuoso_server.clear if request.param == "virtuoso" else clear
+    url = request.getfixturevalue(f"{request.param}_url")
+    wipe(url)
     s = RemoteStore(url, timeout=30)
     by_graph: dict[NamedNode, list[Quad]] = {}
     for q in _fixture_quads():
@@ -52,7 +54,7 @@ def remote(request: pytest.FixtureRequest) -> Iterator[RemoteStore]:
     for g, qs in by_graph.items():
         s.load_graph(g, qs)
     yield s
-    clear(url)
+    wipe(url)
 
 
 def _file(name: str) -> Path:
