@@ -29,6 +29,8 @@ import urllib.request
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from pyoxigraph import Triple
+
 from kg_rag.errors import ConfigError, StoreError
 from kg_rag.store.render import Values, values_block
 
@@ -72,6 +74,10 @@ class Dialect:
 
     def visible(self, row: dict[str, Any]) -> bool:
         """False for a row of the engine's own bookkeeping (system graphs), never kg-rag data."""
+        return True
+
+    def visible_triple(self, triple: Triple) -> bool:
+        """False for a triple of the engine's own bookkeeping."""
         return True
 
     def term(self, value: Any) -> Any:

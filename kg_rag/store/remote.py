@@ -204,9 +204,9 @@ class RemoteStore(Store):
         body, _ = self._request(q.with_values(self._values_text(merged)), _MEDIA["ntriples"],
                                 ("application/n-triples", "text/plain"))
         try:
-            fix = self.dialect.term
-            return [Triple(fix(t.subject), t.predicate, fix(t.object))
-                    for t in (qd.triple for qd in pyoxigraph.parse(body, pyoxigraph.RdfFormat.N_TRIPLES))]
+            fix, visible = self.dialect.term, self.dialect.visible_triple
+            triples = (qd.triple for qd in pyoxigraph.parse(body, pyoxigraph.RdfFormat.N_TRIPLES))
+            return [Triple(fix(t.subject), t.predicate, fix(t.object)) for t in triples if visible(t)]
         except SyntaxError as e:
             raise StoreError(f"{q.name}: truncated or broken N-Triples from the endpoint: {e}") from None
 

@@ -4,9 +4,9 @@ tests/integration/test_virtuoso_quirks.py — one test per quirk):
 
 - **default graph = union of all graphs.** A pattern outside ``GRAPH`` sees every named graph
   (and Virtuoso's own system graphs), where SPARQL 1.1 engines see an empty default graph. Read
-  queries without their own ``FROM`` get ``define input:default-graph-uri`` naming
-  :data:`DEFAULT_GRAPH`, where kg-rag also writes what belongs to the default graph; that graph
-  and the :data:`SYSTEM_GRAPHS` are excluded from ``GRAPH ?g``.
+  queries that read only the default graph (no ``GRAPH``, no ``FROM``) get
+  ``FROM`` :data:`DEFAULT_GRAPH`, where kg-rag also writes what belongs to the default graph.
+  A query that mixes ``GRAPH`` and default-graph patterns is not rewritten (kg-rag has none).
 - **CONCAT garbles non-ASCII text**: a stored Hebrew literal concatenated with a non-ASCII
   string of the query text comes back as mojibake (UTF-8 bytes read as Latin-1), and STRLEN or
   STRAFTER over it are wrong too. There is no safe rewrite, so such a query is refused with a
@@ -25,6 +25,9 @@ tests/integration/test_virtuoso_quirks.py — one test per quirk):
   applied. A failed change is a :class:`StoreError` that says the store may hold part of it
   (kg-rag's writes are idempotent: running the command again completes it).
 - **``GRAPH ?g { }`` lists no graph**: sent as a DISTINCT subquery over the graphs' triples.
+- **its system graphs** (``virtrdf#`` and two more) answer ``GRAPH ?g`` patterns: rows that
+  bind one and triples about their IRIs (:data:`SYSTEM_PREFIXES`) are dropped from answers.
+- **dateTime fractions come back padded** to milliseconds: given back in canonical form.
 - **``SELECT *`` with no variable** answers a made-up ``_star_fake`` column: dropped.
 - **large INSERT DATA fails** (~1,500 triples: "generated SQL text has exceeded 10000 lines",
   ~5,000: "memory exhausted"): a change is sent in requests of at most :data:`MAX_UPDATE_QUADS`.
@@ -58,6 +61,8 @@ if TYPE_CHECKING:
 
 XSD_BOOLEAN = NamedNode("http://www.w3.org/2001/XMLSchema#boolean")
 XSD_STRING = NamedNode("http://www.w3.org/2001/XMLSchema#string")
+XSD_DATETIME = NamedNode("http://www.w3.org/2001/XMLSchema#dateTime")
+_FRACTION = re.compile(r"(\.\d+)(?=Z|[+-]\d\d:\d\d|$)")
 #: where the default graph's triples live on Virtuoso (its own default graph is all graphs)
 DEFAULT_GRAPH = "urn:x-kg-rag:default-graph"
 #: graphs a fresh Virtuoso 7.2 holds for itself; never listed, never dropped
@@ -66,6 +71,10 @@ SYSTEM_GRAPHS = frozenset({
     "http://www.w3.org/ns/ldp#",
     "http://localuriqaserver/sparql",
 })
+#: the IRIs of what the system graphs hold (a CONSTRUCT over GRAPH ?g cannot name the graph)
+SYSTEM_PREFIXES = ("http://www.openlinksw.com/", "bif:", "sql:", "http://www.w3.org/ns/ldp#",
+                   "http://www.w2.org/ns/ldp#",   # sic: the LDP graph of Virtuoso 7.2
+                   "http://localuriqaserver/")
 #: quads per update request (1,000 in one INSERT DATA still pass on 7.2.5.1, 1,500 fail)
 MAX_UPDATE_QUADS = 500
 
@@ -210,9 +219,19 @@ class VirtuosoDialect(Dialect):
         return visible(row)
 
     def term(self, value: Any) -> Any:
-        if isinstance(value, Literal) and value.datatype == XSD_BOOLEAN and value.value in ("1", "0"):
-            return Literal("true" if value.value == "1" else "false", datatype=XSD_BOOLEAN)
+        if isinstance(value, Literal):
+            if value.datatype == XSD_BOOLEAN and value.value in ("1", "0"):
+                return Literal("true" if value.value == "1" else "false", datatype=XSD_BOOLEAN)
+            if value.datatype == XSD_DATETIME and "." in value.value:
+                # Virtuoso pads fractions to milliseconds ("00.13Z" comes back "00.130Z"):
+                # the canonical form, which is also what kg-rag writes
+                fixed = _FRACTION.sub(lambda m: m.group(1).rstrip("0").rstrip("."), value.value)
+                return Literal(fixed, datatype=XSD_DATETIME)
         return value
+
+    def visible_triple(self, triple: Triple) -> bool:
+        return not any(isinstance(t, NamedNode) and t.value.startswith(SYSTEM_PREFIXES)
+                       for t in (triple.subject, triple.object))
 
     def store_endpoint(self, endpoint: str) -> str | None:
         base = endpoint.rstrip("/")
@@ -252,6 +271,7 @@ def reserialise(body: bytes, media: str, fmt: str, dialect: Dialect) -> tuple[by
                        for t in pyoxigraph.parse(body, pyoxigraph.RdfFormat.N_TRIPLES)]
         except SyntaxError as e:
             raise StoreError(f"truncated or broken N-Triples from the endpoint: {e}") from None
+        triples = [t for t in triples if dialect.visible_triple(t)]
         rdf_fmt, out_media = _GRAPH_FORMATS[fmt if fmt in _GRAPH_FORMATS else "turtle"]
         pyoxigraph.serialize(triples, buf, rdf_fmt)
         return buf.getvalue(), out_media

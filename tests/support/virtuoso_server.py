@@ -75,7 +75,7 @@ EnabledGzipContent   = 0
 
 [SPARQL]
 ResultSetMaxRows           = 10000
-MaxQueryCostEstimationTime = 400
+MaxQueryCostEstimationTime = 0	; 0: no estimate refusal (7.2.5.1 estimates kg-rag queries at up to 10^8 s)
 MaxQueryExecutionTime      = 60
 """
 
