@@ -7,7 +7,7 @@ KG := $(VENV)/bin/kg-rag
 SHARED ?= ../shared/data
 DEMO_STORE ?= demo-store
 
-.PHONY: demo test unit lint typecheck eval bench conformance browser-deps clean install
+.PHONY: demo test unit lint typecheck eval bench conformance browser-deps virtuoso-deps clean install
 
 # the demo needs only the core package; the tests, the service and the benchmarks everything
 $(VENV)/.core: pyproject.toml
@@ -30,7 +30,7 @@ demo: $(VENV)/.core
 	@echo "kg-rag is installed at $(KG) (or: source $(VENV)/bin/activate); try: $(KG) --store $(DEMO_STORE) ask Hahn"
 
 ## make test: install what the tests need, then lint, type-check and run them (CI runs this)
-test: lint typecheck browser-deps
+test: lint typecheck browser-deps virtuoso-deps
 	$(PY) -m pytest
 
 ## make unit: the unit tests alone (no servers), about a minute
@@ -45,6 +45,17 @@ browser-deps:
 	    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver >/dev/null) \
 	      || echo "chromium could not be installed: the browser test will skip"; \
 	  else echo "chromium missing and not root: the browser test will skip"; fi; \
+	fi
+
+# Debian Virtuoso 7.2 for the remote-store parity tests (tests/support/virtuoso_server.py starts
+# its own virtuoso-t on loopback; the package's own service is not needed)
+virtuoso-deps:
+	@if ! command -v virtuoso-t >/dev/null 2>&1 || ! command -v isql-vt >/dev/null 2>&1; then \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	    echo "installing Debian virtuoso-opensource for the remote-store tests"; \
+	    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq virtuoso-opensource >/dev/null) \
+	      || echo "virtuoso-opensource could not be installed: the Virtuoso tests will skip"; \
+	  else echo "virtuoso-t missing and not root: the Virtuoso tests will skip"; fi; \
 	fi
 
 ## make conformance: the W3C SPARQL 1.1 Protocol tests against the live service (needs ../shared)

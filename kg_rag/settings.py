@@ -32,6 +32,8 @@ class Settings:
     endpoint: str | None = None            # remote SPARQL query endpoint
     update_endpoint: str | None = None     # remote SPARQL update endpoint
     store_endpoint: str | None = None      # remote Graph Store Protocol endpoint
+    #: the remote engine's SPARQL dialect: auto (from its Server header), standard or virtuoso
+    endpoint_dialect: str = "auto"
     remote_timeout: float = 30.0
     wsd: WsdMode = WsdMode.KNOWLEDGE       # the default sense selection mode (WsdMode)
     llm_base_url: str | None = None

@@ -10,6 +10,7 @@ import pytest
 from kg_rag.store import EmbeddedStore
 from tests.support.oxigraph_server import oxigraph_url  # noqa: F401 - session fixture: a real `oxigraph serve`
 from tests.support.paths import ROOT
+from tests.support.virtuoso_server import virtuoso_url  # noqa: F401 - session fixture: a real Virtuoso
 
 SHARED = Path(os.environ.get("KG_RAG_SHARED", ROOT.parent / "shared")) / "data"
 

@@ -7,6 +7,7 @@ import logging
 from kg_rag.errors import StoreError, StoreLockedError
 from kg_rag.settings import Settings, settings
 from kg_rag.store.base import Change, EngineHandler, Row, Store
+from kg_rag.store.dialect import by_name
 from kg_rag.store.embedded import EmbeddedStore
 from kg_rag.store.remote import RemoteStore
 from kg_rag.store.render import Values
@@ -26,7 +27,8 @@ def open_store(path: str | None = None, endpoint: str | None = None,
     if endpoint:
         return RemoteStore(endpoint, update_endpoint or cfg.update_endpoint,
                            cfg.store_endpoint, timeout=cfg.remote_timeout, read_only=read_only,
-                           token=token or cfg.service_token)
+                           token=token or cfg.service_token,
+                           dialect=by_name(cfg.endpoint_dialect))
     where = path or cfg.store
     try:
         return EmbeddedStore(where, read_only=read_only)
@@ -40,7 +42,7 @@ def open_store(path: str | None = None, endpoint: str | None = None,
                     "" if serving.updates else " (it takes no updates: reads only)")
         try:
             return RemoteStore(serving.endpoint, timeout=cfg.remote_timeout, read_only=read_only,
-                               token=token or cfg.service_token)
+                               token=token or cfg.service_token, dialect=by_name("standard"))
         except StoreError:
             raise e from None
 

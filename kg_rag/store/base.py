@@ -100,7 +100,11 @@ class Store(ABC):
         q = self._prepare(name, bind, values, update=True)
         # updates cannot take substitutions in pyoxigraph: bind through VALUES on both stores
         merged = _merge(bind, values)
-        self.execute_update(q.with_values(_block(merged)))
+        self.execute_update(q.with_values(self._values_text(merged)))
+
+    def _values_text(self, values: Values | None) -> str:
+        """Bound values as query text: one VALUES block (an engine's dialect may differ)."""
+        return _block(values)
 
     @staticmethod
     def _prepare(name: str, bind: Mapping[str, Term] | None, values: Values | None,

@@ -26,14 +26,15 @@ from kg_rag.store import http as http_
 from kg_rag.store import queries
 from kg_rag.store.base import (
     GRAPH_FORMATS,
+    Change,
     EngineHandler,
     Row,
     Store,
     T,
-    _block,
     _merge,
     check_user_query,
 )
+from kg_rag.store.dialect import Dialect, detect
 from kg_rag.store.prologue import PROLOGUE, syntax_message
 from kg_rag.store.prologue import predeclare as predeclare_prefixes
 from kg_rag.store.render import Term, Values
@@ -94,18 +95,33 @@ class RemoteStore(Store):
 
     def __init__(self, endpoint: str, update_endpoint: str | None = None,
                  store_endpoint: str | None = None, timeout: float = 30.0,
-                 read_only: bool = False, token: str | None = None) -> None:
+                 read_only: bool = False, token: str | None = None,
+                 dialect: Dialect | None = None) -> None:
         """``token``: sent as ``Authorization: Bearer`` with every request (a kg-rag service's
-        updates need its ``KG_RAG_SERVICE_TOKEN``)."""
+        updates need its ``KG_RAG_SERVICE_TOKEN``); ``dialect``: what the engine needs
+        (kg_rag.store.dialect; None: chosen from the endpoint's Server header on first use)."""
         self.read_only = read_only
         self._auth = {"Authorization": f"Bearer {token}"} if token else {}
+        self._dialect = dialect
         if not endpoint.startswith(("http://", "https://")):
             raise StoreError(f"--endpoint must be an http(s) URL, not {endpoint!r}")
         self.location = endpoint
         self.endpoint = endpoint
         self.update_endpoint = update_endpoint or _derive(endpoint, "update")
-        self.store_endpoint = store_endpoint or _derive(endpoint, "store")
+        self._store_endpoint = store_endpoint
         self.timeout = timeout
+
+    @property
+    def dialect(self) -> Dialect:
+        """What this endpoint's engine needs (kg_rag.store.dialect), asked for once."""
+        if self._dialect is None:
+            self._dialect = detect(self.endpoint, self.timeout)
+        return self._dialect
+
+    @property
+    def store_endpoint(self) -> str:
+        return (self._store_endpoint or self.dialect.store_endpoint(self.endpoint)
+                or _derive(self.endpoint, "store"))
 
     # --- protocol -------------------------------------------------------------------------
     def _post_form(self, url: str, field: str, text: str, accept: str) -> http_.Answer:
@@ -125,6 +141,7 @@ class RemoteStore(Store):
         Anything but a complete HTTP 200 answer of an ``allowed`` media type (default: the first
         one of ``accept``) raises :class:`StoreError`.
         """
+        text = self.dialect.read_query(text)
         ans = self._post_form(self.endpoint, "query", text, accept)
         if ans.status == 400:
             full = ans.body.decode("utf-8", "replace")
@@ -150,7 +167,7 @@ class RemoteStore(Store):
 
     def _json(self, q: queries.Query, bind: Mapping[str, Term], values: Values | None) -> dict[str, Any]:
         merged = _merge(bind, values)
-        body, _ = self._request(q.with_values(_block(merged)), _MEDIA["json"],
+        body, _ = self._request(q.with_values(self._values_text(merged)), _MEDIA["json"],
                                 ("application/sparql-results+json", "application/json"))
         try:
             data = json.loads(body)
@@ -166,7 +183,9 @@ class RemoteStore(Store):
             bindings = data["results"]["bindings"]
         except (KeyError, TypeError):
             raise StoreError(f"{q.name}: the endpoint's answer has no results") from None
-        return [{k: term_from_json(v) for k, v in b.items()} for b in bindings]
+        fix, visible = self.dialect.term, self.dialect.visible
+        rows = [{k: fix(term_from_json(v)) for k, v in b.items()} for b in bindings]
+        return [r for r in rows if visible(r)]
 
     def _ask(self, q: queries.Query, bind: Mapping[str, Term], values: Values | None) -> bool:
         data = self._json(q, bind, values)
@@ -178,10 +197,12 @@ class RemoteStore(Store):
         import pyoxigraph
 
         merged = _merge(bind, values)
-        body, _ = self._request(q.with_values(_block(merged)), _MEDIA["ntriples"],
+        body, _ = self._request(q.with_values(self._values_text(merged)), _MEDIA["ntriples"],
                                 ("application/n-triples", "text/plain"))
         try:
-            return [qd.triple for qd in pyoxigraph.parse(body, pyoxigraph.RdfFormat.N_TRIPLES)]
+            fix, visible = self.dialect.term, self.dialect.visible_triple
+            triples = (qd.triple for qd in pyoxigraph.parse(body, pyoxigraph.RdfFormat.N_TRIPLES))
+            return [Triple(fix(t.subject), t.predicate, fix(t.object)) for t in triples if visible(t)]
         except SyntaxError as e:
             raise StoreError(f"{q.name}: truncated or broken N-Triples from the endpoint: {e}") from None
 
@@ -191,6 +212,14 @@ class RemoteStore(Store):
         # the endpoint takes no prefixes parameter: a one-line prologue, subtracted from errors
         shift = len(PROLOGUE) if predeclare else 0
         text = predeclare_prefixes(text) if predeclare else text
+        if self.dialect.reserialise:   # the engine's own serialisation, written again by pyoxigraph
+            from kg_rag.store.virtuoso import reserialise
+
+            graph = _read_form(text) in ("CONSTRUCT", "DESCRIBE")
+            media = _MEDIA["ntriples"] if graph else _MEDIA["json"]
+            body, got = self._request(text, media, (media, "text/plain" if graph else "application/json"),
+                                      user_text=user_text, shift=shift)
+            return reserialise(body, got, fmt, self.dialect)
         # like the embedded store: a format that does not fit the query form falls back to
         # JSON results (SELECT/ASK) or Turtle (CONSTRUCT/DESCRIBE)
         if fmt in GRAPH_FORMATS:
@@ -202,6 +231,7 @@ class RemoteStore(Store):
 
     def execute_update(self, text: str) -> None:
         self.check_writable()
+        text = self.dialect.update_text(text)
         ans = self._post_form(self.update_endpoint, "update", text, "*/*")
         if ans.status == 400:
             raise QueryError(f"the endpoint rejected the update: "
@@ -211,6 +241,13 @@ class RemoteStore(Store):
         if ans.status not in (200, 204):
             raise StoreError(f"the update endpoint {self.update_endpoint} answered HTTP "
                              f"{ans.status}; check the store, the update may not have been applied")
+
+    def _values_text(self, values: Values | None) -> str:
+        return self.dialect.values_text(values)
+
+    def apply(self, change: Change) -> None:
+        if change:
+            self.dialect.apply(self.execute_update, change)
 
     # --- Graph Store Protocol -------------------------------------------------------------
     def _gsp(self, method: str, graph: NamedNode, body: bytes | None) -> None:

@@ -1,6 +1,6 @@
 """Every query file in sparql/: header, declared inputs, parse, and a run on a store built from the
-RDF contract (ontology/examples/valid.trig) — on the embedded store and on a real `oxigraph serve`,
-with the same answers. New query files are picked up automatically."""
+RDF contract (ontology/examples/valid.trig) — on the embedded store, on a real `oxigraph serve` and on
+a real Virtuoso 7.2, with the same answers. New query files are picked up automatically."""
 
 from __future__ import annotations
 
@@ -16,6 +16,7 @@ from pyoxigraph import BlankNode, NamedNode, Quad, Triple
 from kg_rag.errors import QueryError
 from kg_rag.resources import resource_path
 from kg_rag.store import EmbeddedStore, RemoteStore, Store, Values, queries
+from tests.support import virtuoso_server
 from tests.support.oxigraph_server import clear
 
 NAMES = queries.names()
@@ -40,10 +41,11 @@ def emb() -> EmbeddedStore:
     return _embedded()
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="module", params=["oxigraph", "virtuoso"])
 def remote(request: pytest.FixtureRequest) -> Iterator[RemoteStore]:
-    url = request.getfixturevalue("oxigraph_url")
-    clear(url)
+    wipe = virtuoso_server.clear if request.param == "virtuoso" else clear
+    url = request.getfixturevalue(f"{request.param}_url")
+    wipe(url)
     s = RemoteStore(url, timeout=30)
     by_graph: dict[NamedNode, list[Quad]] = {}
     for q in _fixture_quads():
@@ -52,7 +54,7 @@ def remote(request: pytest.FixtureRequest) -> Iterator[RemoteStore]:
     for g, qs in by_graph.items():
         s.load_graph(g, qs)
     yield s
-    clear(url)
+    wipe(url)
 
 
 def _file(name: str) -> Path:
@@ -98,9 +100,27 @@ def test_header_and_inputs(name: str) -> None:
         assert name.startswith("select-"), "a data check is a SELECT that must return no rows"
 
 
+_NUMBERS = {"http://www.w3.org/2001/XMLSchema#" + t for t in ("double", "float", "decimal")}
+
+#: queries that Virtuoso 7.2.5.1 cannot run unbound (measured here); kg-rag always binds them
+VIRTUOSO_UNBOUND = {
+    "select-candidates": "virtuoso-t exits (the server crashes) on it with ?target unbound",
+    "construct-resource": "unbound it is LIMIT 500 without ORDER BY: which 500 is the engine's "
+                          "choice, and Virtuoso's system graphs take some of them",
+}
+#: wrong answers of Virtuoso 7.2.5.1 to unbound queries (bound, as kg-rag runs them, they agree)
+VIRTUOSO_WRONG = {
+    "construct-explanation": "Virtuoso answers 3 triples short (d4's kgr:chosenConcept, "
+                             "kgr:tokensIn/Out: OPTIONALs inside a UNION branch)",
+}
+
+
 def _norm(term: object) -> str:
     if isinstance(term, BlankNode):
         return "_:b"
+    if isinstance(term, pyoxigraph.Literal) and term.datatype.value in _NUMBERS:
+        # the same number: Virtuoso answers its own lexical form ("1.0"^^xsd:double as "1")
+        return f"{float(term.value)!r}^^{term.datatype}"
     if isinstance(term, Triple):
         return f"<< {_norm(term.subject)} {_norm(term.predicate)} {_norm(term.object)} >>"
     return str(term)
@@ -133,6 +153,11 @@ def test_query_runs_on_the_contract_and_both_stores_agree(name: str, emb: Embedd
         assert projected == set(q.outputs), \
             f"# outputs: says {sorted(q.outputs)}, the query returns {sorted(projected)}"
     answer = _answer(emb, name)
+    if remote.dialect.name == "virtuoso" and name in VIRTUOSO_UNBOUND:
+        pytest.skip(VIRTUOSO_UNBOUND[name])
+    if remote.dialect.name == "virtuoso" and name in VIRTUOSO_WRONG:
+        assert answer != _answer(remote, name), f"fixed in Virtuoso? {VIRTUOSO_WRONG[name]}"
+        pytest.xfail(VIRTUOSO_WRONG[name])
     assert answer == _answer(remote, name)
     if name.endswith("-violation"):
         assert answer == [], f"data check {name} finds violations in the valid example"

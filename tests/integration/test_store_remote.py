@@ -17,6 +17,8 @@ from pyoxigraph import Literal, NamedNode, Quad
 import kg_rag.store.remote as remote_mod
 from kg_rag.errors import QueryError, StoreError
 from kg_rag.store import Change, RemoteStore
+from kg_rag.store.dialect import STANDARD
+from kg_rag.store.virtuoso import VirtuosoDialect
 from tests.support.oxigraph_server import free_port
 
 JSON_OK = b'{"head":{"vars":["g"]},"results":{"bindings":[{"g":{"type":"uri","value":"urn:g"}}]}}'
@@ -119,7 +121,8 @@ def bad_server() -> Iterator[str]:
 
 
 def _store(base: str, mode: str, timeout: float = 5) -> RemoteStore:
-    return RemoteStore(f"{base}/{mode}/query", timeout=timeout)
+    # the standard dialect given: the fake server sees only the requests under test
+    return RemoteStore(f"{base}/{mode}/query", timeout=timeout, dialect=STANDARD)
 
 
 G = NamedNode("urn:g")
@@ -252,7 +255,8 @@ def test_every_request_carries_the_store_timeout(monkeypatch: pytest.MonkeyPatch
         s.construct("construct-graph")
     s.load_graph(G, [Quad(G, G, G)])
     s.apply(Change(drop_graphs=[G]))
-    assert len(seen) == 5 and all(t == 7 for t in seen)
+    # 5 requests and the one ASK {} that chose the endpoint's dialect (kg_rag/store/dialect.py)
+    assert len(seen) == 6 and all(t == 7 for t in seen)
 
 
 @pytest.mark.parametrize(("mode", "match"), [
@@ -287,13 +291,15 @@ def test_an_endpoint_that_drips_fails_at_the_total_deadline(bad_server: str, mod
 
 
 def test_endpoint_urls_are_derived_from_the_query_endpoint() -> None:
-    s = RemoteStore("http://127.0.0.1:7878/query")
+    s = RemoteStore("http://127.0.0.1:7878/query", dialect=STANDARD)
     assert (s.update_endpoint, s.store_endpoint) == ("http://127.0.0.1:7878/update",
                                                      "http://127.0.0.1:7878/store")
-    s = RemoteStore("http://h/sparql/query/", update_endpoint="http://h/u")
+    s = RemoteStore("http://h/sparql/query/", update_endpoint="http://h/u", dialect=STANDARD)
     assert (s.update_endpoint, s.store_endpoint) == ("http://h/u", "http://h/sparql/store")
-    s = RemoteStore("http://h/sparql")   # not oxigraph-style: the same URL for all three
+    s = RemoteStore("http://h/sparql", dialect=STANDARD)   # not oxigraph-style: one URL for all three
     assert s.update_endpoint == s.store_endpoint == "http://h/sparql"
+    s = RemoteStore("http://h/sparql", dialect=VirtuosoDialect())   # its Graph Store Protocol URL
+    assert (s.update_endpoint, s.store_endpoint) == ("http://h/sparql", "http://h/sparql-graph-crud")
     with pytest.raises(StoreError, match="http"):
         RemoteStore("file:///etc/passwd")
 
