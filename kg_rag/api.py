@@ -223,6 +223,7 @@ class KnowledgeGraph:
         mode = self.mode(wsd)
         if mode is WsdMode.NONE:
             mode = WsdMode.KNOWLEDGE  # documents are always decided; none applies to matching
+        self.derived.refresh()   # another process may have loaded a vocabulary (remote store)
         with self.write_lock:
             return index_documents(self.store, docs, self.annotator, self.selector(mode), progress,
                                    detail)
@@ -324,6 +325,8 @@ class KnowledgeGraph:
         """The question cleaned (NFC, no bidi controls), its language and its mentions."""
         from kg_rag.pipeline.language import question_language
         from kg_rag.text.langid import check_language
+
+        self.derived.refresh()   # another process may have loaded a vocabulary (remote store)
 
         if not isinstance(question, str) or not question.strip():
             raise InputError("the question is empty; type a question")

@@ -57,16 +57,27 @@ class Slot(Generic[T]):
     key: Hashable = None
 
 
-def catalog_version(store: Store) -> str:
-    """THE version of what is loaded: a hash of the catalog (sources, checksums, load times,
-    sizes) and of the number of match keys (vocabularies written without a catalog record).
-    Equal versions mean equal derived data, so caches — in memory and on disk — are keyed by it."""
+def _catalog_hash(store: Store) -> hashlib._Hash:
     h = hashlib.sha256()
     for row in store.select("select-catalog-state"):
         for k in ("g", "sha", "time", "triples"):
             t = row.get(k)
             h.update(b"\x1f" + (t.value.encode("utf-8") if t is not None else b"-"))
         h.update(b"\x1e")
+    return h
+
+
+def catalog_stamp(store: Store) -> str:
+    """The catalog part of :func:`catalog_version` alone (one small query): what another process
+    changes when it loads or drops a source or reviews alignments."""
+    return _catalog_hash(store).hexdigest()[:24]
+
+
+def catalog_version(store: Store) -> str:
+    """THE version of what is loaded: a hash of the catalog (sources, checksums, load times,
+    sizes) and of the number of match keys (vocabularies written without a catalog record).
+    Equal versions mean equal derived data, so caches — in memory and on disk — are keyed by it."""
+    h = _catalog_hash(store)
     rows = store.select("select-match-key-count")
     h.update(b"n=" + (rows[0]["n"].value.encode() if rows and "n" in rows[0] else b"0"))
     return h.hexdigest()[:24]
@@ -89,6 +100,7 @@ class Derived:
         self._values: dict[tuple[str, Hashable], object] = {}
         #: bumped by every :meth:`invalidate`: holders of derived objects compare it
         self.generation = 0
+        self._stamp: str | None = None   # catalog_stamp when the derived data was first used
 
     # --- one registry per store -------------------------------------------------------------
     @classmethod
@@ -146,9 +158,26 @@ class Derived:
                 out[name] = out.get(name, 0) + 1
             return out
 
+    def refresh(self) -> bool:
+        """For a store other processes write (a remote endpoint): forget everything derived when
+        its catalog changed since it was last checked — another process loaded or dropped a
+        vocabulary (:func:`catalog_stamp`, one small query). An embedded store has one writer,
+        this process, which invalidates itself: nothing is asked. True when it invalidated."""
+        store = self.store
+        if store.kind == "embedded":
+            return False
+        stamp = catalog_stamp(store)
+        with self.lock:
+            changed = self._stamp is not None and stamp != self._stamp
+            if changed:
+                self.invalidate()
+            self._stamp = stamp
+            return changed
+
     def invalidate(self) -> None:
         """Forget everything derived (after loading or dropping a vocabulary)."""
         with self.lock:
+            self._stamp = None
             self._version = None
             for t in self._tables.values():
                 t.clear()
@@ -160,4 +189,4 @@ _REGISTRIES: weakref.WeakKeyDictionary[Store, Derived] = weakref.WeakKeyDictiona
 _REGISTRIES_LOCK = threading.Lock()
 
 
-__all__ = ["Derived", "Slot", "Table", "catalog_version"]
+__all__ = ["Derived", "Slot", "Table", "catalog_stamp", "catalog_version"]
