@@ -9,8 +9,8 @@ import signal
 import sys
 
 from kg_rag.cli.common import store_from_args
-from kg_rag.errors import ConfigError
-from kg_rag.settings import settings
+from kg_rag.errors import ConfigError, InputError
+from kg_rag.settings import Settings, settings
 from kg_rag.store.serving import announced
 
 log = logging.getLogger(__name__)
@@ -27,6 +27,9 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
                         "recorded, updates and document uploads are refused")
     p.add_argument("--slots", type=int, default=4,
                    help="public SPARQL queries running at once (default 4)")
+    p.add_argument("--workers", type=int, default=1,
+                   help="service processes (default 1); more than one needs a remote store "
+                        "(--endpoint), which they share")
     p.set_defaults(func=cmd_serve)
 
 
@@ -46,6 +49,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
         cfg = cfg.with_(allow_updates=True)
     if args.read_only:
         cfg = cfg.with_(read_only=True)
+    if args.workers != 1:
+        return _serve_workers(args, cfg)
     # an embedded store in use elsewhere: StoreLockedError here
     store = store_from_args(args, read_only=cfg.read_only)
     kg = KnowledgeGraph(store, cfg)
@@ -72,6 +77,41 @@ def cmd_serve(args: argparse.Namespace) -> int:
             signal.signal(signal.SIGTERM, previous)
     finally:
         kg.close()
+    return 0
+
+
+def _serve_workers(args: argparse.Namespace, cfg: Settings) -> int:
+    """N worker processes over one remote store: each builds its app from the environment."""
+    import os
+
+    import uvicorn
+
+    from kg_rag.service.workers import SLOTS_VARIABLE
+
+    if args.workers < 1:
+        raise InputError(f"--workers must be at least 1, not {args.workers}")
+    endpoint = args.endpoint or cfg.endpoint
+    if not endpoint:
+        raise InputError("--workers > 1 needs a remote store: an embedded store takes one "
+                         "process; serve it with oxigraph serve (or another SPARQL 1.1 store) and "
+                         "give --endpoint URL")
+    # checked here once, with a clear error, before any worker starts
+    store_from_args(args, read_only=cfg.read_only).close()
+    env = {"KG_RAG_ENDPOINT": endpoint, SLOTS_VARIABLE: str(max(1, args.slots)),
+           "KG_RAG_ALLOW_UPDATES": "true" if cfg.allow_updates else "false",
+           "KG_RAG_READ_ONLY": "true" if cfg.read_only else "false"}
+    if args.update_endpoint:
+        env["KG_RAG_UPDATE_ENDPOINT"] = args.update_endpoint
+    if getattr(args, "token", None):
+        env["KG_RAG_SERVICE_TOKEN"] = args.token
+    os.environ.update(env)
+    print(f"kg-rag: serving remote store {endpoint} with {args.workers} workers on "
+          f"http://{args.host}:{args.port}/ (SPARQL at /sparql"
+          f"{', updates on' if cfg.allow_updates else ''}"
+          f"{', read-only' if cfg.read_only else ''})", file=sys.stderr)
+    uvicorn.run("kg_rag.service.workers:app_from_environment", factory=True,
+                workers=args.workers, host=args.host, port=args.port, log_level="warning",
+                access_log=False, timeout_graceful_shutdown=5)
     return 0
 
 

@@ -80,3 +80,60 @@ def test_two_indexers_at_once_on_one_endpoint(endpoint: str, tmp_path: Path) -> 
         ref = one.ask(QUESTION, record_question=False)
         assert [(r.doc_id, round(r.score, 9)) for r in two.results] == \
                [(r.doc_id, round(r.score, 9)) for r in ref.results]
+
+
+def test_serve_with_two_workers_over_one_endpoint(endpoint: str) -> None:
+    """``serve --workers 2 --endpoint``: two processes answer, with the same answers, and a
+    vocabulary loaded behind their back by a third process is seen by both."""
+    import concurrent.futures
+    import os
+
+    import httpx
+
+    from tests.integration.test_service_cli import _start, _stop
+
+    assert _kg_rag("--endpoint", endpoint, "load", str(DEMO / "thesaurus.ttl"),
+                   str(DEMO / "dictionary.ttl")).returncode == 0
+    assert _kg_rag("--endpoint", endpoint, "index",
+                   str(DEMO / "documents" / "corpus.jsonl")).returncode == 0
+    proc, url, _ = _start(["--endpoint", endpoint], serve_args=("--workers", "2"))
+    try:
+        children = [int(p) for p in Path(f"/proc/{proc.pid}/task/{proc.pid}/children")
+                    .read_text().split()]
+        workers = [c for c in children
+                   if "kg_rag" in Path(f"/proc/{c}/cmdline").read_bytes().decode(errors="replace")
+                   or "multiprocessing" in Path(f"/proc/{c}/cmdline").read_bytes().decode(errors="replace")]
+        assert len(workers) >= 2, children
+
+        def ask(_: int) -> list[str]:
+            r = httpx.post(url + "/ask", json={"question": QUESTION, "k": 5}, timeout=60)
+            assert r.status_code == 200, r.text
+            return [d["id"] for d in r.json()["results"]]
+
+        with concurrent.futures.ThreadPoolExecutor(8) as pool:
+            answers = list(pool.map(ask, range(24)))
+        assert answers[0] and all(a == answers[0] for a in answers)
+        # a German word no loaded vocabulary knows, then a vocabulary that knows it
+        extra = Path(os.environ.get("TMPDIR", "/tmp")) / f"kgr-extra-{proc.pid}.ttl"
+        extra.write_text('@prefix skos: <http://www.w3.org/2004/02/skos/core#> .\n'
+                         '<http://example.org/c/zwiebel> a skos:Concept ; '
+                         'skos:prefLabel "Zwiebel"@de .\n', encoding="utf-8")
+        try:
+            def annotate(_: int) -> int:
+                r = httpx.post(url + "/annotate", json={"text": "Zwiebel", "lang": "de"}, timeout=60)
+                assert r.status_code == 200, r.text
+                return len(r.json()["mentions"])
+            with concurrent.futures.ThreadPoolExecutor(4) as pool:
+                assert set(pool.map(annotate, range(8))) == {0}
+            assert _kg_rag("--endpoint", endpoint, "load", str(extra)).returncode == 0
+            with concurrent.futures.ThreadPoolExecutor(4) as pool:
+                assert set(pool.map(annotate, range(8))) == {1}
+        finally:
+            extra.unlink()
+    finally:
+        _stop(proc)
+
+
+def test_workers_need_a_remote_store(tmp_path: Path) -> None:
+    r = _kg_rag("--store", str(tmp_path / "s"), "serve", "--workers", "2")
+    assert r.returncode == 2 and "needs a remote store" in r.stderr
