@@ -37,12 +37,6 @@ HOW_ORDER = ("surface", "mwe", "lemma", "mwe+lemma", "prefix", "suffix")
 
 # simplemma's code where it differs from ours
 _LEMMA_LANG = {"no": "nb"}
-#: simplemma's memory-frugal dictionary backend: the same lemmas (checked on every key and value
-#: of the en/fr/es/ru/he/ar/de/nb/it dictionaries), a language ready in 0.06-0.6 s instead of
-#: 0.2-1.5 s (decoding the whole dictionary), each new word ~5 us slower to look up (our own
-#: caches below keep the words seen); a process indexing English with OMW loaded reads the
-#: dictionaries of every language of the candidates' labels
-_LOW_MEMORY = True
 
 
 def how_rank(how: str) -> int:
@@ -100,7 +94,7 @@ def lemmas(surface: str, lang: str) -> tuple[str, ...]:
     key = match_key(surface)
     out: dict[str, None] = {}
     for w in dict.fromkeys((surface, key)):
-        found = match_key(simplemma.lemmatize(w, lang=code, low_memory=_LOW_MEMORY))
+        found = match_key(simplemma.lemmatize(w, lang=code))
         if found and found != key:
             out.setdefault(found, None)
     return tuple(out)
@@ -112,7 +106,7 @@ def lemma(word: str, lang: str) -> str:
     for a language simplemma has no data for."""
     key = match_key(word)
     code = _lemma_code(lang)
-    return key if code is None else match_key(simplemma.lemmatize(key, lang=code, low_memory=_LOW_MEMORY))
+    return key if code is None else match_key(simplemma.lemmatize(key, lang=code))
 
 
 def gloss_words(text: str, lang: str) -> list[str]:
