@@ -13,7 +13,7 @@ second process starts in a second.
 :meth:`KnowledgeBase.ppr` runs Personalized PageRank (Agirre & Soroa 2009) for many
 personalisation vectors at once with ``scipy.sparse`` power iteration: on the graph's nodes in
 reverse Cuthill-McKee order (a subgraph's rows then read the iterate with locality), 16 columns
-at a time (a block of the iterate stays in the core's cache), and in the first and last
+at a time (a block of the iterate stays in the core's cache), and in the first and last three
 iterations only on the rows that can be non-zero or that the targets read. All three compute
 every target value with the same operations as the plain iteration.
 """
@@ -45,6 +45,9 @@ DISK_CACHE_MIN_NODES = 5_000
 #: columns of the PPR iterate multiplied at once (16 float32 columns of a 50,000-node subgraph
 #: are 3 MB: measured on semeval2007's batches, 16-32 columns at a time are 1.3-1.6x faster than 64)
 PPR_BLOCK = 16
+#: iterations at each end of the PPR power iteration computed on the rows that matter only (the
+#: subgraph is 2 hops around the seeds and targets: beyond a few steps the rows are all of it)
+TRIM_STEPS = 3
 
 
 def _pack(strings: Sequence[str]) -> np.ndarray:
@@ -200,12 +203,21 @@ class KnowledgeBase:
 def _power(m: sp.csr_matrix, v: np.ndarray, damping: float, iterations: int,
            seed_rows: np.ndarray, targets: np.ndarray) -> np.ndarray:
     """``iterations`` steps of ``r <- damping * m @ r + (1 - damping) * v`` from ``r = v``; the
-    rows ``targets`` of the result. Iteration ``t`` computes only the rows that can be non-zero
-    (within ``t`` edges of a seed) and that the targets read (within ``iterations - t`` edges of a
-    target): the rows it computes are computed as in the full product, the others are never read."""
+    rows ``targets`` of the result. The first and last :data:`TRIM_STEPS` iterations compute only
+    the rows that can be non-zero (within ``t`` edges of a seed) and that the targets read (within
+    ``iterations - t`` edges of a target): the rows computed are computed as in the full product,
+    the others are never read."""
     n, k = v.shape
     plan = _rows_to_compute(m, seed_rows, targets, iterations)
-    parts = [None if rows is None else m[rows] for rows in plan]
+    sliced: dict[int, sp.csr_matrix] = {}  # one slice per distinct row set
+    parts: list[sp.csr_matrix | None] = []
+    for rows in plan:
+        if rows is None:
+            parts.append(None)
+        else:
+            if id(rows) not in sliced:
+                sliced[id(rows)] = m[rows]
+            parts.append(sliced[id(rows)])
     out = np.empty((len(targets), k), dtype=np.float32)
     for j in range(0, k, PPR_BLOCK):
         vb = np.ascontiguousarray(v[:, j : j + PPR_BLOCK])
@@ -226,37 +238,38 @@ def _power(m: sp.csr_matrix, v: np.ndarray, damping: float, iterations: int,
     return out
 
 
+def _reach(m: sp.csr_matrix, start: np.ndarray, steps: int, half: int) -> list[np.ndarray | None]:
+    """The nodes within 1, 2, … ``steps`` edges of ``start`` (None once more than ``half``; the
+    same array again once the set stops growing)."""
+    out: list[np.ndarray | None] = []
+    cur: np.ndarray | None = start
+    for _ in range(steps):
+        if cur is not None:
+            nxt = _within(m, cur, 1)
+            cur = None if len(nxt) > half else (cur if len(nxt) == len(cur) else nxt)
+        out.append(cur)
+    return out
+
+
 def _rows_to_compute(m: sp.csr_matrix, seed_rows: np.ndarray, targets: np.ndarray,
                      iterations: int) -> list[np.ndarray | None]:
     """For each iteration 1 … ``iterations``, the rows it must compute (sorted), or None for all
-    of them (once the rows are more than half the matrix, the full product is cheaper)."""
-    n = m.shape[0]
-    half = n // 2
-    forward: list[np.ndarray | None] = []     # rows that can be non-zero after t = 1, 2, … steps
-    reach: np.ndarray | None = np.unique(seed_rows)
-    for _ in range(iterations):
-        if reach is not None:
-            reach = _within(m, reach, 1)
-            if len(reach) > half:
-                reach = None
-        forward.append(reach)
-    backward: list[np.ndarray | None] = []    # rows the targets read at t = iterations, … , 1
-    need: np.ndarray | None = np.unique(targets)
-    for _ in range(iterations):
-        backward.append(need)
-        if need is not None:
-            need = _within(m, need, 1)
-            if len(need) > half:
-                need = None
-    backward.reverse()
-    plan: list[np.ndarray | None] = []
-    for f, b in zip(forward, backward, strict=True):
-        if f is None:
-            plan.append(b)
-        elif b is None:
-            plan.append(f)
-        else:
-            plan.append(np.intersect1d(f, b, assume_unique=True))
+    of them: the rows within ``t`` edges of a seed at the first :data:`TRIM_STEPS` iterations,
+    within ``iterations - t`` edges of a target at the last ones (once the rows are more than
+    half the matrix, the full product is cheaper)."""
+    half = m.shape[0] // 2
+    steps = min(TRIM_STEPS, iterations)
+    plan: list[np.ndarray | None] = [None] * iterations
+    forward = _reach(m, np.unique(seed_rows), steps, half)      # after t = 1 … steps
+    plan[:steps] = forward
+    need = np.unique(targets)
+    backward = [need, *_reach(m, need, steps - 1, half)]        # at t = iterations, iterations - 1, …
+    for i, b in enumerate(backward):
+        t = iterations - 1 - i
+        if b is None:
+            continue
+        f = plan[t]
+        plan[t] = b if f is None else (f if f is b else np.intersect1d(f, b, assume_unique=True))
     return plan
 
 
