@@ -80,3 +80,10 @@ def test_terms_are_repaired() -> None:
     assert V.term(Literal("2026-01-01T10:05:00.130Z", datatype=dt)).value == "2026-01-01T10:05:00.13Z"
     assert V.term(Literal("2026-01-01T10:05:00.000+02:00", datatype=dt)).value == "2026-01-01T10:05:00+02:00"
     assert V.term(EN) == EN and STANDARD.term(Literal("1", datatype=NamedNode(xsd + "boolean"))).value == "1"
+
+
+def test_boolean_expressions_are_sent_as_typed_booleans() -> None:
+    out = V.read_query('SELECT (STRSTARTS(?o, "a") AS ?b) (STRLEN(?o) AS ?n) (?n > 2 && BOUND(?x) AS ?c) '
+                       'WHERE { GRAPH ?g { ?s ?p ?o } BIND(IF(?x, 1, 2) AS ?w) BIND(?a = ?b AS ?e) }')
+    assert out.count("STRDT(IF(") == 3
+    assert "(STRLEN(?o) AS ?n)" in out and "BIND(IF(?x, 1, 2) AS ?w)" in out
