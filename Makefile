@@ -7,7 +7,7 @@ KG := $(VENV)/bin/kg-rag
 SHARED ?= ../shared/data
 DEMO_STORE ?= demo-store
 
-.PHONY: demo test unit lint typecheck eval bench conformance browser-deps virtuoso-deps clean install
+.PHONY: demo demo-virtuoso test unit lint typecheck eval bench conformance browser-deps virtuoso-deps clean install
 
 # the demo needs only the core package; the tests, the service and the benchmarks everything
 $(VENV)/.core: pyproject.toml
@@ -28,6 +28,10 @@ install: $(VENV)/.installed
 demo: $(VENV)/.core
 	$(KG) --store $(DEMO_STORE) demo
 	@echo "kg-rag is installed at $(KG) (or: source $(VENV)/bin/activate); try: $(KG) --store $(DEMO_STORE) ask Hahn"
+
+## make demo-virtuoso: the same demo on a fresh Virtuoso 7.2 on loopback (the remote store)
+demo-virtuoso: $(VENV)/.installed virtuoso-deps
+	$(PY) -m tests.support.virtuoso_server $(KG) --endpoint '{url}' demo
 
 ## make test: install what the tests need, then lint, type-check and run them (CI runs this)
 test: lint typecheck browser-deps virtuoso-deps

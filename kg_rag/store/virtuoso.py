@@ -15,7 +15,10 @@ tests/integration/test_virtuoso_quirks.py — one test per quirk):
   ``"x"^^xsd:string`` (one term since RDF 1.1) neither join nor compare equal. kg-rag writes
   plain literals only (pyoxigraph's serialisation), and ``^^xsd:string`` is taken out of the
   text of queries and updates (users' included), so both sides are plain.
-- **booleans come back as 1 and 0** (``"1"^^xsd:boolean``): repaired in every answer's terms.
+- **booleans come back as 1 and 0**: stored ones as ``"1"^^xsd:boolean`` (repaired in every
+  answer's terms), computed ones (``(STRSTARTS(…) AS ?b)``, ``BIND(?x = ?y AS ?b)``) even as
+  ``"1"^^xsd:integer``, so a projected or bound boolean expression is sent as
+  ``STRDT(IF(expr, "true", "false"), xsd:boolean)``.
 - **a VALUES block of several variables and rows drops language tags** of literals the store
   already holds (``"branch"@en`` becomes ``"branch"``, so it matches nothing: a silently short
   answer). Columns with one value in every row (``bind=`` next to ``values=``) become a block of
@@ -135,6 +138,64 @@ def visible(row: dict[str, Any]) -> bool:
     return not any(isinstance(v, NamedNode) and v.value in SYSTEM_GRAPHS for v in row.values())
 
 
+_AS = re.compile(r"\bAS\s+[?$][A-Za-z_][A-Za-z0-9_]*\s*\)", re.I)
+_BOOL_CALL = re.compile(r"^(?:NOT\s+)?EXISTS\b|^!(?!=)|^(?:true|false)$|^(?:STRSTARTS|STRENDS|CONTAINS|REGEX|"
+                        r"LANGMATCHES|isIRI|isURI|isBlank|isLiteral|isNumeric|BOUND|sameTerm)\s*\(", re.I)
+_BOOL_OP = re.compile(r"!=|<=|>=|[<>=]|&&|\|\||\bIN\b", re.I)
+_XSD_BOOLEAN_IRI = "<http://www.w3.org/2001/XMLSchema#boolean>"
+
+
+def _depth0(code: str) -> str:
+    """``code`` with everything inside parentheses or braces blanked."""
+    out, depth = [], 0
+    for ch in code:
+        if ch in "({":
+            depth += 1
+        out.append(ch if depth == 0 else " ")
+        if ch in ")}":
+            depth -= 1
+    return "".join(out)
+
+
+def _is_boolean(expr_code: str) -> bool:
+    e = expr_code.strip()
+    m = _BOOL_CALL.search(e)
+    if m and (not m.group(0).endswith("(") or _closes_at_end(e, m.end() - 1)):
+        return True
+    return bool(_BOOL_OP.search(_depth0(e)))
+
+
+def _closes_at_end(e: str, at: int) -> bool:
+    depth = 0
+    for i in range(at, len(e)):
+        depth += {"(": 1, ")": -1}.get(e[i], 0)
+        if depth == 0:
+            return e[i + 1:].strip() == ""
+    return False
+
+
+def _typed_booleans(text: str) -> str:
+    """``(EXPR AS ?v)`` and ``BIND(EXPR AS ?v)`` with a boolean EXPR, made a typed boolean:
+    Virtuoso answers computed booleans as ``1``/``0`` of type xsd:integer, indistinguishable
+    from numbers, but keeps the datatype of a typed literal (repaired by :meth:`term`)."""
+    code = queries.code_only(text)
+    edits: list[tuple[int, int]] = []
+    for m in _AS.finditer(code):
+        depth, i = 0, m.start() - 1
+        while i >= 0:
+            depth += {")": 1, "(": -1}.get(code[i], 0)
+            if depth < 0:
+                break
+            i -= 1
+        if i >= 0 and _is_boolean(code[i + 1:m.start()]):
+            edits.append((i + 1, m.start()))
+    for start, end in sorted(edits, reverse=True):   # innermost last is fine: spans are disjoint
+        expr = text[start:end].rstrip()
+        text = (f'{text[:start]}STRDT(IF({expr}, "true", "false"), {_XSD_BOOLEAN_IRI}) '
+                f"{text[end:]}")
+    return text
+
+
 def check_concat(text: str) -> None:
     """StoreError for a query whose CONCAT Virtuoso 7.2 would garble (non-ASCII query text)."""
     if _CONCAT.search(queries.code_only(text)) and not text.isascii():
@@ -153,7 +214,7 @@ class VirtuosoDialect(Dialect):
 
     def read_query(self, text: str) -> str:
         check_concat(text)
-        text = _graphs_listed(_plain_strings(text))
+        text = _typed_booleans(_graphs_listed(_plain_strings(text)))
         return _own_default_graph(text)
 
     def values_text(self, values: Values | None) -> str:

@@ -365,3 +365,26 @@ def test_load_graph_from_a_failing_source_drops_the_graph(store: Store,
     with pytest.raises(SyntaxError):
         store.load_graph(G1, source())
     assert store.named_graphs() == [G2]
+
+
+SCRIPTS = [Literal("בַּד", language="he"), Literal("שמלה מבד כותנה", language="he"),
+           Literal("قُماش", language="ar"), Literal("غصن الشجرة", language="ar"),
+           Literal("מילה عربية mixed"), Literal("ـــ tatweel ـ", language="ar")]
+
+
+def test_both_stores_agree_on_hebrew_and_arabic(both: tuple[Store, Store]) -> None:
+    g = NamedNode(EX + "scripts")
+    quads = [Quad(NamedNode(f"{EX}w{i}"), LABEL, lit, g) for i, lit in enumerate(SCRIPTS)]
+    for s in both:
+        s.apply(Change(insert=quads))
+    emb, rem = both
+    v = Values.column("o", SCRIPTS)
+    assert emb.select("select-subjects-by-literal", values=v) == rem.select("select-subjects-by-literal", values=v)
+    assert len(rem.select("select-subjects-by-literal", values=v)) == len(SCRIPTS)
+    text = ("SELECT ?s ?o (STRLEN(?o) AS ?n) (LANG(?o) AS ?l) (UCASE(?o) AS ?u) (STRSTARTS(?o, \"ב\") AS ?b) "
+            f"WHERE {{ GRAPH <{g.value}> {{ ?s ?p ?o }} }} ORDER BY ?s")
+    for fmt in RESULT_FORMATS:
+        assert emb.raw_query(text, fmt) == rem.raw_query(text, fmt), fmt
+    found = 'SELECT ?s WHERE { GRAPH ?g { ?s ?p "قُماش"@ar } }'
+    assert emb.raw_query(found, "json") == rem.raw_query(found, "json")
+    assert set(emb.construct("construct-graph", bind={"g": g})) == set(rem.construct("construct-graph", bind={"g": g}))

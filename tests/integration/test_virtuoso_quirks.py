@@ -97,6 +97,14 @@ def test_booleans_come_back_as_booleans(url: str) -> None:
     assert virt.select(q, bind={"p": FLAG})[0]["o"] == Literal(True)
     body, _ = virt.raw_query(f"SELECT ?o WHERE {{ GRAPH ?g {{ ?s <{FLAG.value}> ?o }} }}", "json")
     assert _rows(body)[0]["o"]["value"] == "true"                          # type: ignore[index]
+    # computed booleans come back as xsd:integer 1 unless sent as a typed boolean
+    computed = (f"SELECT (isIRI(?s) AS ?b) ?c WHERE {{ GRAPH <{G1.value}> {{ ?s ?p ?o }} "
+                'BIND(LANG(?o) = "he" AS ?c) } ORDER BY ?s ?o')
+    raw = _rows(plain.raw_query(computed, "json")[0])[0]["b"]
+    assert (raw["value"], raw["datatype"]) == ("1", XSD + "integer")       # type: ignore[index]
+    got = _rows(virt.raw_query(computed, "json")[0])
+    assert got[0]["b"] == {"type": "literal", "value": "true", "datatype": XSD + "boolean"}
+    assert sorted(r["c"]["value"] for r in got) == ["false", "false", "true"]  # type: ignore[index]
 
 
 def test_a_change_of_5000_quads_is_sent_in_parts(url: str) -> None:

@@ -179,3 +179,26 @@ def clear(url: str) -> None:
     with urllib.request.urlopen(urllib.request.Request(url, data=data), timeout=60) as resp:  # noqa: S310
         if resp.status not in (200, 204):
             raise RuntimeError(f"dropping the test graphs answered HTTP {resp.status}")
+
+
+def main(argv: list[str]) -> int:
+    """``python -m tests.support.virtuoso_server CMD …``: run CMD against a fresh Virtuoso on
+    loopback (``{url}`` in CMD is its SPARQL endpoint; also given as KG_RAG_ENDPOINT)."""
+    import os
+
+    if not argv:
+        print("usage: python -m tests.support.virtuoso_server CMD [ARG…]  ({url}: the endpoint)")
+        return 2
+    why = missing()
+    if why:
+        print(f"skipped: {why}")
+        return 0
+    with virtuoso_server() as url:
+        env = dict(os.environ, KG_RAG_ENDPOINT=url)
+        return subprocess.run([a.replace("{url}", url) for a in argv], env=env, check=False).returncode
+
+
+if __name__ == "__main__":
+    import sys
+
+    raise SystemExit(main(sys.argv[1:]))
