@@ -255,8 +255,9 @@ def test_every_request_carries_the_store_timeout(monkeypatch: pytest.MonkeyPatch
         s.construct("construct-graph")
     s.load_graph(G, [Quad(G, G, G)])
     s.apply(Change(drop_graphs=[G]))
-    # 5 requests and the one ASK {} that chose the endpoint's dialect (kg_rag/store/dialect.py)
-    assert len(seen) == 6 and all(t == 7 for t in seen)
+    # 5 requests (and, when the store asks, the one ASK {} that chooses the endpoint's dialect,
+    # kg_rag/store/dialect.py), every one with the store's timeout
+    assert len(seen) in (5, 6) and all(t == 7 for t in seen)
 
 
 @pytest.mark.parametrize(("mode", "match"), [
