@@ -169,7 +169,8 @@ class KnowledgeGraph:
     def index(self, paths: Iterable[str | Path], lang: str | None = None,
               wsd: WsdMode | str | None = None, progress: Callable[[int], None] | None = None,
               total: Callable[[int], None] | None = None, strict: bool = False,
-              prune: bool = False, detail: Detail | None = None) -> IndexReport:
+              prune: bool = False, detail: Detail | None = None,
+              executor: str | None = None) -> IndexReport:
         """Read the documents at ``paths`` (files or folders) and index them; ``lang`` for those
         that do not say. ``total(n)`` is called once with the number of documents read, then
         ``progress(1)`` after each document. A file in a folder that is no document (binary,
@@ -178,7 +179,10 @@ class KnowledgeGraph:
 
         The report's ``gone`` lists the documents indexed earlier from the same folders or files
         that this run did not read (a deleted file, a record left out of a JSON Lines file); they
-        stay in the store, and a warning is logged, unless ``prune`` deletes them."""
+        stay in the store, and a warning is logged, unless ``prune`` deletes them.
+
+        ``executor`` ``dask://HOST:PORT``: the documents are indexed on that Dask cluster, each
+        worker writing into this knowledge graph's remote endpoint (:mod:`kg_rag.cluster`)."""
         mode = self.mode(wsd)
         skipped: list[str] | None = None if strict else []
         docs = read_documents(paths, self.settings.max_document_bytes, skipped)
@@ -186,7 +190,10 @@ class KnowledgeGraph:
             docs = [replace(d, lang=d.lang or lang) for d in docs]
         if total is not None:
             total(len(docs))
-        rep = self.index_documents(docs, wsd=mode, progress=progress, detail=detail)
+        if executor is not None:
+            rep = self._index_on_cluster(executor, docs, mode, progress)
+        else:
+            rep = self.index_documents(docs, wsd=mode, progress=progress, detail=detail)
         gone = self._gone(docs)
         if gone and prune:
             self.delete_many(gone)
@@ -196,6 +203,24 @@ class KnowledgeGraph:
                         "deletes them): %s%s", len(gone), ", ".join(gone[:10]),
                         ", …" if len(gone) > 10 else "")
         return replace(rep, skipped=list(skipped or []), gone=gone, pruned=bool(gone and prune))
+
+    def _index_on_cluster(self, executor: str, docs: Sequence[SourceDocument], mode: WsdMode,
+                          progress: Callable[[int], None] | None) -> IndexReport:
+        from kg_rag.cluster import index_on_cluster, scheduler_address
+        from kg_rag.store import RemoteStore
+
+        scheduler_address(executor)   # a bad executor is bad input, before anything else
+        if not isinstance(self.store, RemoteStore):
+            raise InputError("indexing on a cluster needs a remote store (--endpoint) that every "
+                             "worker writes into; an embedded store takes one process")
+        limit = self.settings.max_document_bytes
+        for d in docs:
+            if len(d.text.encode("utf-8")) > limit:
+                raise InputError(f"document {d.id!r} is over the limit of {limit} bytes "
+                                 f"(set KG_RAG_MAX_DOCUMENT_BYTES to raise it)")
+        wsd = (WsdMode.KNOWLEDGE if mode is WsdMode.NONE else mode).value
+        return index_on_cluster(executor, self.store.endpoint, self.store.update_endpoint,
+                                self.store.token, docs, wsd, progress)
 
     def _gone(self, docs: Sequence[SourceDocument]) -> list[str]:
         """Ids of the documents of the roots of ``docs`` (``kgr:indexRoot``) that are not

@@ -82,6 +82,9 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("--prune", action="store_true",
                    help="delete the documents indexed earlier from these folders or files that "
                         "are no longer there (default: they stay, and a warning names them)")
+    p.add_argument("--executor", metavar="dask://HOST:PORT",
+                   help="index on this Dask cluster, every worker writing into --endpoint "
+                        "(needs the 'cluster' extra)")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_index)
 
@@ -120,7 +123,8 @@ def cmd_index(args: argparse.Namespace) -> int:
                               skipped=list(skipped or []))
             else:
                 rep = kg.index(args.paths, lang=args.lang, wsd=args.wsd, progress=bar.update,
-                               total=total, strict=args.strict, prune=args.prune, detail=within)
+                               total=total, strict=args.strict, prune=args.prune, detail=within,
+                               executor=args.executor)
         finally:
             within.close()
             bar.close()

@@ -101,6 +101,7 @@ class RemoteStore(Store):
         updates need its ``KG_RAG_SERVICE_TOKEN``); ``dialect``: what the engine needs
         (kg_rag.store.dialect; None: chosen from the endpoint's Server header on first use)."""
         self.read_only = read_only
+        self.token = token
         self._auth = {"Authorization": f"Bearer {token}"} if token else {}
         self._dialect = dialect
         if not endpoint.startswith(("http://", "https://")):
