@@ -20,7 +20,8 @@ from bench.context import SCALES, Ctx
 from bench.measure import ROOT, Unavailable
 
 # in run order: load builds the shared stores the later sections reuse
-SECTIONS = ("load", "lookup", "decide", "annotate", "retrieve", "grow", "service", "tokens", "cold")
+SECTIONS = ("load", "lookup", "decide", "annotate", "retrieve", "grow", "service", "workers", "tokens",
+            "cold")
 
 
 def parse(argv: list[str] | None) -> argparse.Namespace:
