@@ -64,8 +64,9 @@ def cmd_serve(args: argparse.Namespace) -> int:
         # there before: make that one end this command normally, so the store is closed
         previous = signal.signal(signal.SIGTERM, _terminated)
         # an embedded store says who serves it, so that other commands read through /sparql
+        # (not when read-only: the engine then takes no lock, and the folder may be read-only)
         here = (announced(store.location, args.host, args.port, cfg.allow_updates)
-                if store.kind == "embedded" and store.location != ":memory:"
+                if store.kind == "embedded" and store.location != ":memory:" and not cfg.read_only
                 else contextlib.nullcontext())
         try:
             with here:

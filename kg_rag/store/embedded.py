@@ -315,7 +315,7 @@ def user_query(engine: pyoxigraph.Store, text: str, *, base_iri: str | None = No
 #: the files a RocksDB store folder holds (pyoxigraph 0.5.13: CURRENT, IDENTITY, LOCK, LOG,
 #: LOG.old.*, MANIFEST-*, OPTIONS-*, *.log, *.sst, *.blob)
 _STORE_FILE = re.compile(r"^(?:CURRENT|IDENTITY|LOCK|LOG(?:\.old\.\d+)?|MANIFEST-\d+|OPTIONS-\d+"
-                         r"|\d+\.(?:log|sst|blob)|[0-9a-f]{6,}\.dbtmp|kg-rag-serving\.json)$")
+                         r"|\d+\.(?:log|sst|blob)|[0-9a-f]{6,}\.dbtmp|kg-rag-serving\.(?:json|tmp))$")
 
 
 def check_store_folder(p: Path) -> None:

@@ -9,10 +9,13 @@ from __future__ import annotations
 
 import contextlib
 import json
+import logging
 import os
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+
+log = logging.getLogger(__name__)
 
 #: the announcement's file name in the store folder (allowed there: ``check_store_folder``)
 MARKER = "kg-rag-serving.json"
@@ -33,9 +36,15 @@ def announced(folder: str | Path, host: str, port: int, updates: bool) -> Iterat
     if ":" in shown and not shown.startswith("["):
         shown = f"[{shown}]"
     tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps({"pid": os.getpid(), "endpoint": f"http://{shown}:{port}/sparql",
-                               "updates": updates}), encoding="utf-8")
-    tmp.replace(path)
+    try:
+        tmp.write_text(json.dumps({"pid": os.getpid(), "endpoint": f"http://{shown}:{port}/sparql",
+                                   "updates": updates}), encoding="utf-8")
+        tmp.replace(path)
+    except OSError as e:   # the service runs all the same; other commands then find it locked
+        log.warning("cannot say in %s that this service holds the store (%s): other commands on "
+                    "it will find it in use; give them --endpoint", folder, e)
+        yield
+        return
     try:
         yield
     finally:
