@@ -14,8 +14,9 @@ second process starts in a second.
 personalisation vectors at once with ``scipy.sparse`` power iteration: on the graph's nodes in
 reverse Cuthill-McKee order (a subgraph's rows then read the iterate with locality), 16 columns
 at a time (a block of the iterate stays in the core's cache), and in the first and last three
-iterations only on the rows that can be non-zero or that the targets read. All three compute
-every target value with the same operations as the plain iteration.
+iterations only on the rows that can be non-zero or that the targets read. Every target value
+is the plain iteration's: the same products, only each row's sum taken in the new node order
+(float32 rounding: ≤ 5e-6 relative on semeval2007's batches).
 """
 
 from __future__ import annotations
