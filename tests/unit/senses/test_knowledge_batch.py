@@ -142,9 +142,8 @@ def _hops(kb: KnowledgeBase, start: set[int], hops: int) -> np.ndarray:
 
 
 def test_ppr_on_a_local_subgraph_equals_the_plain_iteration_there() -> None:
-    """A graph where the 2-hop subgraph is a part of it and the walk is long (the iteration's
-    first and last steps computed on fewer rows), more columns than one block of the product,
-    the nodes reordered for locality: every target value is the plain iteration's."""
+    """A graph where the 2-hop subgraph is a part of it, more columns than one block of the
+    product, the nodes reordered for locality: every target value is the plain iteration's."""
     kb = _random_kb(3000, 4200, seed=7)
     rng = np.random.default_rng(8)
     seeds = [{int(x): float(w) for x, w in zip(rng.choice(3000, 4, replace=False), rng.random(4) + 0.1,
