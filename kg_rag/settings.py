@@ -75,6 +75,12 @@ class Settings:
     service_record_max: int = 1_000
     service_record_ttl: float = 86_400.0
     service_record_max_chars: int = 500_000
+    #: seconds a connection may take to send a request's headers, and may stay idle between
+    #: requests, before the service closes it (slow or idle clients cannot hold sockets)
+    service_header_timeout: float = 10.0
+    #: connections the service holds at once (also kept below the process's open-file limit);
+    #: requests beyond it are answered 503 at once
+    service_max_connections: int = 1_000
 
     def __repr__(self) -> str:  # secrets masked
         parts = []

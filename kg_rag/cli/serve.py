@@ -38,6 +38,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         import uvicorn
 
         from kg_rag.service import create_app
+        from kg_rag.service.connections import server_options
     except ModuleNotFoundError as e:
         raise ConfigError(f"kg-rag serve needs uvicorn and starlette ({e.name} is missing): "
                           f"install the 'service' extra from the kg-rag source folder with "
@@ -71,7 +72,9 @@ def cmd_serve(args: argparse.Namespace) -> int:
         try:
             with here:
                 uvicorn.run(app, host=args.host, port=args.port, log_level="warning",
-                            access_log=False, timeout_graceful_shutdown=5)
+                            access_log=False, timeout_graceful_shutdown=5,
+                            **server_options(cfg.service_header_timeout,
+                                             cfg.service_max_connections))
         except _Terminated:
             pass
         finally:
@@ -87,6 +90,7 @@ def _serve_workers(args: argparse.Namespace, cfg: Settings) -> int:
 
     import uvicorn
 
+    from kg_rag.service.connections import server_options
     from kg_rag.service.workers import SLOTS_VARIABLE
 
     if args.workers < 1:
@@ -112,7 +116,8 @@ def _serve_workers(args: argparse.Namespace, cfg: Settings) -> int:
           f"{', read-only' if cfg.read_only else ''})", file=sys.stderr)
     uvicorn.run("kg_rag.service.workers:app_from_environment", factory=True,
                 workers=args.workers, host=args.host, port=args.port, log_level="warning",
-                access_log=False, timeout_graceful_shutdown=5)
+                access_log=False, timeout_graceful_shutdown=5,
+                **server_options(cfg.service_header_timeout, cfg.service_max_connections))
     return 0
 
 
