@@ -90,9 +90,10 @@ class KnowledgeGraph:
 
     @classmethod
     def open(cls, path: str | None = None, endpoint: str | None = None,
-             update_endpoint: str | None = None, config: Settings | None = None) -> KnowledgeGraph:
+             update_endpoint: str | None = None, config: Settings | None = None,
+             read_only: bool = False) -> KnowledgeGraph:
         cfg = config or settings()
-        return cls(open_store(path, endpoint, update_endpoint, cfg), cfg)
+        return cls(open_store(path, endpoint, update_endpoint, cfg, read_only=read_only), cfg)
 
     def close(self) -> None:
         self.store.close()

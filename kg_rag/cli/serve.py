@@ -37,8 +37,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     try:
         import uvicorn
 
-        from kg_rag.service import create_app
-        from kg_rag.service.connections import server_options
+        from kg_rag.service import create_app, server_options
     except ModuleNotFoundError as e:
         raise ConfigError(f"kg-rag serve needs uvicorn and starlette ({e.name} is missing): "
                           f"install the 'service' extra from the kg-rag source folder with "
@@ -90,8 +89,7 @@ def _serve_workers(args: argparse.Namespace, cfg: Settings) -> int:
 
     import uvicorn
 
-    from kg_rag.service.connections import server_options
-    from kg_rag.service.workers import SLOTS_VARIABLE
+    from kg_rag.service import SLOTS_VARIABLE, server_options
 
     if args.workers < 1:
         raise InputError(f"--workers must be at least 1, not {args.workers}")

@@ -19,9 +19,7 @@ def app_from_environment() -> Starlette:
     from kg_rag.api import KnowledgeGraph
     from kg_rag.service import create_app
     from kg_rag.settings import settings
-    from kg_rag.store import open_store
 
     cfg = settings()
-    store = open_store(config=cfg, read_only=cfg.read_only)
-    return create_app(KnowledgeGraph(store, cfg), cfg,
+    return create_app(KnowledgeGraph.open(config=cfg, read_only=cfg.read_only), cfg,
                       slots=max(1, int(os.environ.get(SLOTS_VARIABLE, "4"))))
