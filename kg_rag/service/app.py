@@ -81,7 +81,8 @@ def create_app(kg: KnowledgeGraph, config: Settings | None = None, *, slots: int
     async def health(request: Request) -> Response:
         failure = kg.store.health()
         body = {"status": "ok" if failure is None else "unhealthy", "store": kg.store.kind,
-                "updates": cfg.allow_updates, "ready": rest.ready.is_set()}
+                "updates": cfg.allow_updates, "ready": rest.ready.is_set(),
+                "llm": rest.llm.status()}
         if failure is not None:
             body["reason"] = scrub_paths(failure)
         return JSONResponse(body, status_code=200 if failure is None else 503)

@@ -27,6 +27,7 @@ from kg_rag.documents import SourceDocument, doc_from_record, read_documents
 from kg_rag.errors import InputError, KgRagError
 from kg_rag.serialize import answer_dict, language_dict, mention_dict
 from kg_rag.service.bodies import BodyTooLarge, UnsupportedMediaType, media_type, read_body
+from kg_rag.service.llm_pool import LlmPool
 from kg_rag.service.openapi import openapi_document
 from kg_rag.service.recording import QuestionRing
 from kg_rag.service.sparql_endpoint import Forbidden, check_token
@@ -46,6 +47,8 @@ class RestApi:
         self.ready = threading.Event()
         self._warm_lock = threading.Lock()
         self.ring = QuestionRing(kg, config)
+        #: questions that ask an LLM run here, apart from everything else (:mod:`.llm_pool`)
+        self.llm = LlmPool(kg, config.llm_concurrency)
 
     # --- warm-up: build the lexicon once, before (or at) the first question ----------------
     def warm_up(self) -> None:
@@ -73,9 +76,9 @@ class RestApi:
         text = _str(body, "text", required=True)
         wsd = _wsd(_str(body, "wsd"))
         scheme = _str(body, "scheme")
-        guess, reports = await run_in_threadpool(self._call, self.kg.annotate_text, text,
-                                                 _str(body, "language"), wsd, self.ring.enabled,
-                                                 scheme)
+        guess, reports = await self.llm.run(wsd, self._call, self.kg.annotate_text, text,
+                                            _str(body, "language"), wsd, self.ring.enabled,
+                                            scheme)
         await run_in_threadpool(self.ring.trim)
         return JSONResponse({"text": text, "lang": guess.lang, "language": language_dict(guess),
                              "mentions": [mention_dict(r) for r in reports]})
@@ -94,8 +97,9 @@ class RestApi:
         if not isinstance(body, dict):
             raise InputError("the body must be a JSON object (one question) or a list of them "
                              "(a batch)")
-        answer = await run_in_threadpool(self._call, self.kg.ask, **ask_arguments(body),
-                                         record_question=self.ring.enabled)
+        arguments = ask_arguments(body)
+        answer = await self.llm.run(arguments.get("wsd"), self._call, self.kg.ask, **arguments,
+                                    record_question=self.ring.enabled)
         await run_in_threadpool(self.ring.trim)
         return JSONResponse(answer_dict(answer))
 
