@@ -59,17 +59,23 @@ def _free_port() -> int:
 
 
 def _wait_health(base: str, proc: subprocess.Popen[bytes], timeout: float = 120) -> None:
+    _wait_url(f"{base}/health", proc, timeout)
+
+
+def _wait_url(url: str, proc: subprocess.Popen[bytes], timeout: float = 120) -> None:
+    """Until ``url`` answers 200 (BenchError when ``proc`` exits first or ``timeout`` passes)."""
     t0 = time.perf_counter()
     while time.perf_counter() - t0 < timeout:
         if proc.poll() is not None:
-            raise BenchError(f"kg-rag serve exited with {proc.returncode} before answering")
+            raise BenchError(f"{shell_line([str(a) for a in proc.args])} exited with "
+                             f"{proc.returncode} before answering")
         try:
-            with urllib.request.urlopen(f"{base}/health", timeout=2) as r:
+            with urllib.request.urlopen(url, timeout=2) as r:
                 if r.status == 200:
                     return
         except OSError:
             time.sleep(0.3)
-    raise BenchError(f"kg-rag serve did not answer {base}/health within {timeout:.0f} s")
+    raise BenchError(f"{url} did not answer within {timeout:.0f} s")
 
 
 def _wrk(script: Path, base: str, seconds: int, conns: int) -> tuple[dict[str, Any], str]:

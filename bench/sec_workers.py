@@ -6,7 +6,6 @@ import concurrent.futures
 import json
 import os
 import signal
-import socket
 import subprocess
 import time
 import urllib.request
@@ -15,29 +14,10 @@ from pathlib import Path
 from bench.context import KG, Ctx
 from bench.measure import PY, ROOT, BenchError, Stat, Unavailable, shell_line
 from bench.report import Section, Target, fmt_ms
+from bench.sec_service import _free_port, _wait_health, _wait_url
 
 TITLE = "workers: /ask over one oxigraph serve with 1 and with 2 service processes"
 TARGETS = [("/ask throughput, 2 workers ÷ 1 worker, over one oxigraph serve", "report")]
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def _wait(url: str, proc: subprocess.Popen[bytes], timeout: float = 120) -> None:
-    t0 = time.perf_counter()
-    while time.perf_counter() - t0 < timeout:
-        if proc.poll() is not None:
-            raise BenchError(f"{proc.args!r} exited with {proc.returncode}")
-        try:
-            with urllib.request.urlopen(url, timeout=2) as r:
-                if r.status == 200:
-                    return
-        except OSError:
-            time.sleep(0.3)
-    raise BenchError(f"{url} did not answer within {timeout:.0f} s")
 
 
 def _post(url: str, body: bytes) -> float:
@@ -88,7 +68,7 @@ def run(ctx: Ctx, sec: Section) -> None:
     runs: dict[int, list[dict[str, float]]] = {1: [], 2: []}
     cmds: list[str] = []
     try:
-        _wait(endpoint + "?query=ASK%7B%7D", ox)
+        _wait_url(endpoint + "?query=ASK%7B%7D", ox)
         for argv in ([*KG, "--endpoint", endpoint, "load", str(ROOT / "demo" / "thesaurus.ttl"),
                       str(ROOT / "demo" / "dictionary.ttl")],
                      [*KG, "--endpoint", endpoint, "index", str(ROOT / "demo" / "documents")]):
@@ -103,7 +83,7 @@ def run(ctx: Ctx, sec: Section) -> None:
                                         cwd=ROOT, env={**os.environ, "PYTHONHASHSEED": "0"})
                 try:
                     base = f"http://127.0.0.1:{sport}"
-                    _wait(base + "/health", proc)
+                    _wait_health(base, proc)
                     _load(base + "/ask", bodies, 2, clients)   # warm every worker
                     d = _load(base + "/ask", bodies, seconds, clients)
                     ctx.log(f"    {workers} worker(s): {d['rps']:.1f} req/s, p95 {d['p95_ms']:.0f} ms")

@@ -214,14 +214,18 @@ class KnowledgeGraph:
         if not isinstance(self.store, RemoteStore):
             raise InputError("indexing on a cluster needs a remote store (--endpoint) that every "
                              "worker writes into; an embedded store takes one process")
+        self._check_sizes(docs)
+        wsd = (WsdMode.KNOWLEDGE if mode is WsdMode.NONE else mode).value
+        return index_on_cluster(executor, self.store.endpoint, self.store.update_endpoint,
+                                self.store.token, docs, wsd, progress)
+
+    def _check_sizes(self, docs: Sequence[SourceDocument]) -> None:
+        """InputError naming the first document over ``Settings.max_document_bytes``."""
         limit = self.settings.max_document_bytes
         for d in docs:
             if len(d.text.encode("utf-8")) > limit:
                 raise InputError(f"document {d.id!r} is over the limit of {limit} bytes "
                                  f"(set KG_RAG_MAX_DOCUMENT_BYTES to raise it)")
-        wsd = (WsdMode.KNOWLEDGE if mode is WsdMode.NONE else mode).value
-        return index_on_cluster(executor, self.store.endpoint, self.store.update_endpoint,
-                                self.store.token, docs, wsd, progress)
 
     def _gone(self, docs: Sequence[SourceDocument]) -> list[str]:
         """Ids of the documents of the roots of ``docs`` (``kgr:indexRoot``) that are not
@@ -241,11 +245,7 @@ class KnowledgeGraph:
         """Index ``docs``; ``progress(1)`` after each document is written, ``detail(doc_id,
         stage, done, total)`` within each (:data:`~kg_rag.pipeline.index.Detail`: characters
         annotated, mentions decided)."""
-        limit = self.settings.max_document_bytes
-        for d in docs:
-            if len(d.text.encode("utf-8")) > limit:
-                raise InputError(f"document {d.id!r} is over the limit of {limit} bytes "
-                                 f"(set KG_RAG_MAX_DOCUMENT_BYTES to raise it)")
+        self._check_sizes(docs)
         mode = self.mode(wsd)
         if mode is WsdMode.NONE:
             mode = WsdMode.KNOWLEDGE  # documents are always decided; none applies to matching

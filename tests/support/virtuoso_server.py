@@ -30,7 +30,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.oxigraph_server import free_port
+from tests.support.oxigraph_server import _answers, free_port
 
 VIRTUOSO = "virtuoso-t"
 ISQL = "isql-vt"
@@ -87,16 +87,6 @@ def missing() -> str | None:
         return (f"needs Debian's virtuoso-opensource ({' and '.join(absent)} not found; "
                 f"`make virtuoso-deps` installs it as root)")
     return None
-
-
-def _answers(url: str) -> bool:
-    req = urllib.request.Request(url + "?query=ASK%7B%7D",
-                                 headers={"Accept": "application/sparql-results+json"})
-    try:
-        with urllib.request.urlopen(req, timeout=1) as resp:  # noqa: S310 - loopback
-            return bool(resp.status == 200)
-    except (urllib.error.URLError, OSError):
-        return False
 
 
 def isql(port: int, statement: str, timeout: float = 30.0) -> str:
