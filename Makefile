@@ -7,7 +7,7 @@ KG := $(VENV)/bin/kg-rag
 SHARED ?= ../shared/data
 DEMO_STORE ?= demo-store
 
-.PHONY: demo demo-virtuoso test unit lint typecheck eval bench conformance browser-deps virtuoso-deps clean install
+.PHONY: demo demo-virtuoso test unit lint typecheck eval bench soak conformance browser-deps virtuoso-deps clean install
 
 # the demo needs only the core package; the tests, the service and the benchmarks everything
 $(VENV)/.core: pyproject.toml
@@ -82,6 +82,12 @@ bench: $(VENV)/.installed
 	@if [ ! -d "$(SHARED)/wordnet" ]; then \
 	  echo "bench: skipped: the shared data folder $(SHARED) is absent (make bench SHARED=PATH)"; \
 	else $(PY) -m bench.run --shared $(SHARED) $(BENCH_ARGS); fi
+
+## make soak: a bounded mixed and hostile load against serve --read-only on the demo store
+## (SOAK_MINUTES, default 10): throughput, p95, RSS and store size → bench/REPORT.md
+SOAK_MINUTES ?= 10
+soak: $(VENV)/.installed
+	$(PY) -m bench.run --shared $(SHARED) --only soak --soak-minutes $(SOAK_MINUTES)
 
 clean:
 	rm -rf $(VENV) $(DEMO_STORE) build dist .pytest_cache

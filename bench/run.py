@@ -21,7 +21,9 @@ from bench.measure import ROOT, Unavailable
 
 # in run order: load builds the shared stores the later sections reuse
 SECTIONS = ("load", "lookup", "decide", "annotate", "retrieve", "grow", "service", "workers", "tokens",
-            "cold")
+            "cold", "soak")
+#: run only when named (``make soak``): minutes of load, not a comparison with peers
+ON_REQUEST = ("soak",)
 
 
 def parse(argv: list[str] | None) -> argparse.Namespace:
@@ -36,6 +38,8 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--report", default=str(ROOT / "bench" / "REPORT.md"), help="report to write")
     p.add_argument("--report-only", action="store_true",
                    help="rewrite the report from the sections recorded under --out, measure nothing")
+    p.add_argument("--soak-minutes", type=float, default=10.0,
+                   help="minutes of mixed load in the soak section (make soak)")
     p.add_argument("--reuse-stores", action="store_true",
                    help="reuse the shared stores of an earlier run when their input files are unchanged")
     return p.parse_args(argv)
@@ -57,7 +61,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"bench: skipped: the shared data folder {args.shared} (with wordnet/) is absent; "
               f"pass --shared PATH or make bench SHARED=PATH", file=sys.stderr)
         return 0
-    names = [n.strip() for n in args.only.split(",") if n.strip()] or list(SECTIONS)
+    names = [n.strip() for n in args.only.split(",") if n.strip()] or [n for n in SECTIONS if n not in ON_REQUEST]
     unknown = [n for n in names if n not in SECTIONS]
     if unknown:
         print(f"bench: unknown section(s) {', '.join(unknown)}; choose from {', '.join(SECTIONS)}",
@@ -90,6 +94,8 @@ def main(argv: list[str] | None = None) -> int:
                f"--repeat {args.repeat}"] + ([f"--only {args.only}"] if args.only else [])
     for name in names:
         mod = importlib.import_module(f"bench.sec_{name}")
+        if name == "soak":
+            mod.MINUTES = args.soak_minutes
         sec = report.Section(name=name, title=mod.TITLE)
         ctx.log(f"section {name}: {mod.TITLE}")
         ts = time.perf_counter()

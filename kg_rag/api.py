@@ -560,12 +560,13 @@ class KnowledgeGraph:
 
         return concept_labels(self.store, iris, lang)
 
-    def glosses(self, iris: Iterable[str], lang: str) -> dict[str, str]:
+    def glosses(self, iris: Iterable[str], lang: str, width: int = 90) -> dict[str, str]:
         """A short definition per concept (or sense-only reading) to tell readings apart,
-        preferring ``lang``, then English, then any (concepts without one are left out)."""
+        preferring ``lang``, then English, then any, cut to ``width`` characters at a word
+        boundary (concepts without one are left out)."""
         from kg_rag.pipeline.retrieve import concept_glosses
 
-        return concept_glosses(self.store, iris, lang)
+        return concept_glosses(self.store, iris, lang, width)
 
     # --- the store as a whole ---------------------------------------------------------------
     def sources(self) -> list[dict[str, Any]]:

@@ -238,27 +238,15 @@ def error_page(q: str, lang: str, wsd: str, err: KgRagError) -> str:
                   + f'<p class="error" dir="auto"><b>{esc(err.title)}</b>: {esc(err)}</p>')
 
 
-SKOS_DEFINITION = "http://www.w3.org/2004/02/skos/core#definition"
-
-
 def unrecorded_summary(kg: KnowledgeGraph, answer: Answer) -> dict[str, Any]:
     """What the page shows of a question the store does not hold: each mention's candidates with
-    their definitions, read from the store (nothing is written)."""
-    definitions: dict[str, str] = {}
+    their definitions, read from the store in one query (nothing is written)."""
+    definitions = kg.glosses([c.concept for r in answer.mentions for c in r.mention.candidates],
+                             answer.lang, width=400)
     mentions = []
     for r in answer.mentions:
-        candidates = []
-        for c in r.mention.candidates:
-            if c.concept not in definitions:
-                try:
-                    rows = kg.describe(c.concept).summary.get("resource", [])
-                except NotFoundError:
-                    rows = []
-                by_lang = {row["lang"]: row["object"] for row in rows
-                           if row["predicate"] == SKOS_DEFINITION}
-                definitions[c.concept] = (by_lang.get(answer.lang) or by_lang.get("en")
-                                          or next(iter(by_lang.values()), ""))
-            candidates.append({"concept": c.concept, "definition": definitions[c.concept]})
+        candidates = [{"concept": c.concept, "definition": definitions.get(c.concept, "")}
+                      for c in r.mention.candidates]
         mentions.append({"start": r.mention.start, "end": r.mention.end,
                          "decision": {"candidates": candidates}})
     return {"mentions": mentions}

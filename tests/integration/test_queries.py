@@ -109,9 +109,9 @@ VIRTUOSO_UNBOUND = {
                           "choice, and Virtuoso's system graphs take some of them",
 }
 #: wrong answers of Virtuoso 7.2.5.1 to unbound queries (bound, as kg-rag runs them, they agree)
-VIRTUOSO_WRONG = {
-    "construct-explanation": "Virtuoso answers 3 triples short (d4's kgr:chosenConcept, "
-                             "kgr:tokensIn/Out: OPTIONALs inside a UNION branch)",
+VIRTUOSO_WRONG: dict[str, str] = {
+    # construct-explanation answered 3 triples short unbound (OPTIONALs inside a UNION branch);
+    # its four parts (construct-explanation-*) agree
 }
 
 
