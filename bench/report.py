@@ -22,9 +22,12 @@ class Target:
     target: str
     met: bool | None          # None: not measured
     note: str = ""
+    shown: str = ""           # the verdict as an earlier report printed it (read_sections)
 
     @property
     def verdict(self) -> str:
+        if self.shown:
+            return self.shown
         if self.met is None:
             return "not measured" + (f": {self.note}" if self.note else "")
         if self.target == "report":
@@ -43,6 +46,7 @@ class Section:
     seconds: float = 0.0
     error: str = ""
     measured: str = ""        # when and by which command line (sections may come from several runs)
+    raw: bool = False         # read back from an earlier report: ``lines`` are its body verbatim
 
     def to_json(self) -> dict[str, object]:
         d = {f: getattr(self, f) for f in self.__slots__}  # type: ignore[attr-defined]
@@ -207,6 +211,9 @@ def write(path: Path, sections: Sequence[Section], argv: Sequence[str], env_line
     for s in sections:
         out.append(f"## {s.name}: {s.title}")
         out.append("")
+        if s.raw:
+            out.extend(s.lines)
+            continue
         if s.measured:
             out.append(f"Measured {s.measured}.")
             out.append("")
@@ -228,3 +235,40 @@ def write(path: Path, sections: Sequence[Section], argv: Sequence[str], env_line
             out.append("```")
             out.append("")
     path.write_text("\n".join(out), encoding="utf-8")
+
+
+def read_sections(path: Path, names: Sequence[str]) -> dict[str, Section]:
+    """The sections ``names`` of an earlier report at ``path``, verbatim (targets and body), for a
+    ``--only`` run that has no recorded state of them: a report is never shortened by rerunning
+    one section on a machine that did not run the others."""
+    if not path.exists():
+        return {}
+    text = path.read_text(encoding="utf-8").split("\n")
+    out: dict[str, Section] = {}
+    rows: dict[str, list[list[str]]] = {}
+    in_targets = False
+    current: Section | None = None
+    for line in text:
+        if line.startswith("## "):
+            in_targets = line.strip() == "## Targets"
+            name, _, title = line[3:].partition(": ")
+            current = None
+            if name in names and not in_targets:
+                current = out[name] = Section(name=name, title=title, raw=True)
+            continue
+        if in_targets and line.startswith("| ") and not line.startswith(("| section |", "|---")):
+            cells = [c.strip() for c in line.strip().strip("|").split(" | ")]
+            if len(cells) == 8 and cells[0] in names:
+                rows.setdefault(cells[0], []).append(cells)
+        elif current is not None:
+            current.lines.append(line)
+    for name, sec in out.items():
+        while sec.lines and not sec.lines[-1].strip():
+            sec.lines.pop()
+        while sec.lines and not sec.lines[0].strip():
+            sec.lines.pop(0)
+        sec.lines.append("")
+        for c in rows.get(name, []):
+            sec.targets.append(Target(c[1], c[2], c[3], c[4], c[5], None, shown=c[6]))
+            sec.scale = c[7] if c[7] != "—" else ""
+    return out

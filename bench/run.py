@@ -89,6 +89,9 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if not args.only:
         state = {}
+    # sections an earlier report shows but this machine has no record of: kept verbatim
+    kept = {n: sec for n, sec in report.read_sections(Path(args.report), SECTIONS).items()
+            if n not in state and n not in names} if args.only else {}
     t0 = time.perf_counter()
     cmdline = ["python -m bench.run", f"--shared {args.shared}", f"--scale {args.scale}",
                f"--repeat {args.repeat}"] + ([f"--only {args.only}"] if args.only else [])
@@ -123,7 +126,8 @@ def main(argv: list[str] | None = None) -> int:
         state[name] = sec.to_json()
         state_file.write_text(json.dumps(state, ensure_ascii=False, indent=1), encoding="utf-8")
         # write after every section so that a long run leaves a report behind
-        sections = [report.Section.from_json(dict(state[n])) for n in SECTIONS if n in state]
+        sections = [report.Section.from_json(dict(state[n])) if n in state else kept[n]
+                    for n in SECTIONS if n in state or n in kept]
         report.write(Path(args.report), sections, cmdline, env_lines, time.perf_counter() - t0)
     ctx.log(f"report written to {args.report}")
     return 0
