@@ -51,6 +51,10 @@ class Settings:
     #: the LLM's prompt template: wsd-v1 (compact) or wsd-rich-v1 (kg_rag/senses/llm/rich.py)
     llm_prompt: str = "wsd-v1"
     max_document_bytes: int = 5_000_000
+    #: a mention keeps at most this many readings — those of lowest sense rank — cut before any
+    #: evidence is fetched or a selector runs (a safety limit, not a tuning: the largest real ones
+    #: here are WOLF's "donner" with 103 senses and Open English WordNet's "break" with 75)
+    max_candidates: int = 250
     #: loading a vocabulary file (``kg-rag load``): its size once decompressed (a gzip bomb is
     #: refused as it expands), and for XML read as it streams (WN-LMF, DMLex) the number of
     #: elements, the characters of one text or attribute value, and the nesting depth

@@ -37,6 +37,7 @@ from kg_rag.annotate.lexicon import Lexicon
 from kg_rag.annotate.schemes import SchemeFilter, Schemes
 from kg_rag.errors import InputError
 from kg_rag.model import Candidate, Mention
+from kg_rag.settings import settings
 from kg_rag.store import Store, Values
 from kg_rag.text.analyse import analyses, clean_surface, fallback_forms, how_rank
 from kg_rag.text.langid import check_language
@@ -71,6 +72,20 @@ class _Span:
         old = self.matches.get(kid)
         if old is None or how_rank(how) < how_rank(old):
             self.matches[kid] = how
+
+
+def capped(cands: Iterable[Candidate], word: str) -> tuple[Candidate, ...]:
+    """``cands`` in :func:`sort_key` order, at most ``Settings.max_candidates`` of them: beyond
+    that, those of lowest sense rank (readings without a rank last) — a word with 100,000 senses
+    would otherwise make every question that contains it fetch and weigh them all. Logged."""
+    cands = list(cands)
+    cap = settings().max_candidates
+    if len(cands) > cap:
+        log.warning("%r has %d readings; the %d of lowest sense rank are kept "
+                    "(KG_RAG_MAX_CANDIDATES)", word, len(cands), cap)
+        cands = sorted(cands, key=lambda c: (c.rank if c.rank is not None else 1 << 30,
+                                             sort_key(c)))[:cap]
+    return tuple(sorted(cands, key=sort_key))
 
 
 class LexiconAnnotator:
@@ -172,8 +187,8 @@ class LexiconAnnotator:
                     cands.setdefault((r.sense, r.concept), r.candidate(lang, how, lex.keys[kid]))
         # a concept reached through a dictionary sense is not repeated as a bare label match
         by_sense = {c.concept for c in cands.values() if c.sense is not None}
-        return tuple(sorted((c for c in cands.values() if c.sense is not None or c.concept not in by_sense),
-                            key=sort_key))
+        return capped([c for c in cands.values() if c.sense is not None or c.concept not in by_sense],
+                      sp.matches and lex.keys[min(sp.matches)] or "")
 
     def candidates_for_lemma(self, lemma: str, lang: str, pos: str | None = None,
                              graph: str | None = None) -> tuple[Candidate, ...]:
@@ -189,7 +204,7 @@ class LexiconAnnotator:
             if pos_name is not None and r.pos is not None and r.pos != pos_name:
                 continue
             out.append(r.candidate(code, "lemma", lemma))
-        return tuple(out)
+        return capped(out, key)
 
     # --- matching ---------------------------------------------------------------------------
     def _word(self, lang: str, word: str, raw: str) -> _WordInfo:
