@@ -2,7 +2,8 @@
 
 The service keeps no state beside the store (and caches derived from it); with the embedded store
 this process owns the store, and the public ``/sparql`` queries run in forked children of it
-(:mod:`.worker`). Build it with :func:`create_app` and run it with uvicorn (``kg-rag serve``).
+(:mod:`.worker`); an authenticated update is tried in one (:mod:`.preflight`) before it is
+applied here. Build it with :func:`create_app` and run it with uvicorn (``kg-rag serve``).
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from starlette.routing import Route
 
 from kg_rag.api import KnowledgeGraph
 from kg_rag.errors import ConfigError
+from kg_rag.service.preflight import preflight
 from kg_rag.service.problems import HANDLERS, CatchAll, scrub_paths
 from kg_rag.service.sparql_endpoint import SparqlService
 from kg_rag.service.worker import Executor, ForkExecutor, RemoteExecutor
@@ -51,8 +53,13 @@ def make_executor(kg: KnowledgeGraph, config: Settings) -> Executor:
                           f"{type(kg.store).__name__}") from None
 
 
-def make_updater(kg: KnowledgeGraph) -> Any:
+def make_updater(kg: KnowledgeGraph, config: Settings) -> Any:
+    """The endpoint's update function: each update is first tried in a forked child on an empty
+    store (:mod:`.preflight`), so an update that crashes the engine's parser kills that child,
+    not the service; then it is applied here."""
+
     def update(text: str, base_iri: str | None) -> None:
+        preflight(text, base_iri, config.query_timeout)
         kg.update(text, base_iri)  # vocabularies may have changed: kg forgets derived data
 
     return update
@@ -70,7 +77,7 @@ def create_app(kg: KnowledgeGraph, config: Settings | None = None, *, slots: int
     if cfg.allow_updates and not cfg.service_token:
         raise ConfigError("updates are enabled but KG_RAG_SERVICE_TOKEN is not set; set it to a "
                           "long random string (clients send it as a Bearer token)")
-    sparql = SparqlService(cfg, make_executor(kg, cfg), make_updater(kg), slots=slots)
+    sparql = SparqlService(cfg, make_executor(kg, cfg), make_updater(kg, cfg), slots=slots)
 
     from kg_rag.service.api_docs import docs_routes
     from kg_rag.service.page import page_routes

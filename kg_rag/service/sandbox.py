@@ -1,4 +1,5 @@
-"""Limits for the process that runs a public SPARQL query (a forked child, see :mod:`.worker`).
+"""Limits for the processes that run a user's SPARQL (forked children: a public query, see
+:mod:`.worker`; the check of an authenticated update, see :mod:`.preflight`), and their life.
 
 * **No network**: a seccomp filter makes ``socket()`` fail with EPERM for every address family
   except AF_UNIX, so even a ``SERVICE`` clause that got past :mod:`.guard` cannot fetch a URL.
@@ -7,16 +8,25 @@
 * **CPU priority**: the child runs niced, so the REST pipeline keeps its share of the cores.
 
 Everything here is Linux-specific and best effort elsewhere (a warning is logged once).
+
+:func:`enter` puts a fresh child under all of these at once; :data:`FORK_LOCK` is held from a
+pipe's creation to the fork and the parent's close of its write end, so that no child inherits
+another child's write end (its reader would wait for that child too); :func:`reap` kills and
+collects a child.
 """
 
 from __future__ import annotations
 
 import ctypes
+import faulthandler
 import logging
 import os
 import platform
 import resource
+import signal
+import stat
 import struct
+import threading
 
 log = logging.getLogger(__name__)
 
@@ -118,3 +128,75 @@ def die_with_parent(parent_pid: int) -> None:
         pass
     if os.getppid() != parent_pid:  # the parent died before the line above
         os._exit(70)
+
+
+#: held around pipe + fork + close of the write end by every parent that forks a child here
+FORK_LOCK = threading.Lock()
+
+
+def close_sockets() -> None:
+    """Drop the child's copies of the service's sockets, so closing them in the parent works."""
+    try:
+        fds = [int(n) for n in os.listdir("/proc/self/fd")]
+    except OSError:
+        return
+    for fd in fds:
+        try:
+            if stat.S_ISSOCK(os.fstat(fd).st_mode):
+                os.close(fd)
+        except OSError:
+            pass
+
+
+def enter(parent_pid: int, memory_bytes: int) -> None:  # pragma: no cover - child
+    """Everything above, in a child just forked from ``parent_pid``: dies with it, no fault
+    report of its own (a crash is expected and the parent reports it), none of the service's
+    sockets, no network, ``memory_bytes`` more address space at most, a lower priority."""
+    die_with_parent(parent_pid)
+    faulthandler.disable()
+    close_sockets()
+    deny_network()
+    limit_memory(memory_bytes)
+    lower_priority()
+
+
+def write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        n = os.write(fd, view)
+        view = view[n:]
+
+
+def reap(pid: int) -> None:
+    """Kill the child if it still runs and collect it (no zombies, no orphans)."""
+    try:
+        os.kill(pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+    try:
+        os.waitpid(pid, 0)
+    except ChildProcessError:
+        pass
+
+
+def halve_stack() -> bool:  # pragma: no cover - child
+    """Make the lower half of the calling thread's stack inaccessible (``mprotect``), so that
+    code run here overflows (SIGSEGV) where it would need more than half the stack; meant for a
+    forked child that tries what its parent's thread will then do. True when it worked."""
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.pthread_self.restype = ctypes.c_ulong
+        libc.mprotect.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
+        attr = ctypes.create_string_buffer(256)   # pthread_attr_t is 56 or 64 bytes
+        if libc.pthread_getattr_np(ctypes.c_ulong(libc.pthread_self()), attr) != 0:
+            return False
+        low, size = ctypes.c_void_p(), ctypes.c_size_t()
+        got = libc.pthread_attr_getstack(attr, ctypes.byref(low), ctypes.byref(size))
+        libc.pthread_attr_destroy(attr)
+        page = os.sysconf("SC_PAGE_SIZE")
+        if got != 0 or not low.value or low.value % page:
+            return False
+        half = size.value // 2 // page * page
+        return bool(libc.mprotect(low.value, half, 0) == 0)   # PROT_NONE
+    except (OSError, AttributeError, ValueError):
+        return False

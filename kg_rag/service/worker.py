@@ -16,15 +16,11 @@ deadline; the row cap is applied to the answer.
 
 from __future__ import annotations
 
-import faulthandler
 import http.client
 import json
 import logging
 import os
 import select
-import signal
-import stat
-import threading
 import time
 from dataclasses import dataclass
 
@@ -89,37 +85,11 @@ def evaluate(store: pyoxigraph.Store, job: QueryJob) -> QueryAnswer:
     return QueryAnswer(body, job.fmt, truncated)
 
 
-def _close_sockets() -> None:
-    """Drop the child's copies of the service's sockets, so closing them in the parent works."""
-    try:
-        fds = [int(n) for n in os.listdir("/proc/self/fd")]
-    except OSError:
-        return
-    for fd in fds:
-        try:
-            if stat.S_ISSOCK(os.fstat(fd).st_mode):
-                os.close(fd)
-        except OSError:
-            pass
-
-
-def _write_all(fd: int, data: bytes) -> None:
-    view = memoryview(data)
-    while view:
-        n = os.write(fd, view)
-        view = view[n:]
-
-
 def _child(store: pyoxigraph.Store, job: QueryJob, w: int,
            parent: int) -> None:  # pragma: no cover - child
     code = 0
     try:
-        sandbox.die_with_parent(parent)
-        faulthandler.disable()  # a crash here is expected and reported by the parent
-        _close_sockets()
-        sandbox.deny_network()
-        sandbox.limit_memory(CHILD_MEMORY_BYTES)
-        sandbox.lower_priority()
+        sandbox.enter(parent, CHILD_MEMORY_BYTES)
         head: dict[str, object]
         try:
             ans = evaluate(store, job)
@@ -135,29 +105,17 @@ def _child(store: pyoxigraph.Store, job: QueryJob, w: int,
             head, body = {"ok": False, "kind": "evaluation", "message": str(e)}, b""
         except Exception as e:  # noqa: BLE001 - reported to the parent, which raises
             head, body = {"ok": False, "kind": "internal", "message": type(e).__name__}, b""
-        _write_all(w, json.dumps(head).encode() + b"\n" + body)
+        sandbox.write_all(w, json.dumps(head).encode() + b"\n" + body)
     except BaseException:  # noqa: BLE001 - a child must never return into the server
         code = 70
     finally:
         os._exit(code)
 
 
-def _reap(pid: int) -> None:
-    """Kill the child if it still runs and collect it (no zombies, no orphans)."""
-    try:
-        os.kill(pid, signal.SIGKILL)
-    except ProcessLookupError:
-        pass
-    try:
-        os.waitpid(pid, 0)
-    except ChildProcessError:
-        pass
-
-
 class ForkExecutor:
     """Run each query in a forked, killable child of this process (see the module doc)."""
 
-    _fork_lock = threading.Lock()  # pipe + fork + close: no child inherits another's write end
+    _fork_lock = sandbox.FORK_LOCK  # pipe + fork + close: no child inherits another's write end
     #: the engine can make the default graph the union of the named graphs
     union_default = True
 
@@ -177,7 +135,7 @@ class ForkExecutor:
         try:
             data = self._collect(pid, r)
         except BaseException:
-            _reap(pid)
+            sandbox.reap(pid)
             raise
         finally:
             os.close(r)

@@ -185,8 +185,9 @@ class _Chains:
         self.total += 1
         if self.total > self.max:
             raise QueryError(f"the query chains more than {self.max} operators, patterns and "
-                             f"brackets at one place (e.g. a long run of ! || + UNION OPTIONAL); "
-                             f"split it into smaller queries")
+                             f"brackets at one place (e.g. a long run of ! || + UNION OPTIONAL; "
+                             f"the limit is KG_RAG_MAX_QUERY_CHAIN); split it into smaller "
+                             f"queries")
 
     def _add(self, slot: int) -> None:
         if not self.levels[-1][2]:
@@ -237,8 +238,8 @@ def _scan(text: str, max_depth: int, max_chain: int, update: bool) -> tuple[list
             if depth > deepest:
                 deepest = depth
                 if deepest > max_depth:
-                    raise QueryError(f"the query nests brackets deeper than {max_depth} levels; "
-                                     f"flatten it")
+                    raise QueryError(f"the query nests brackets deeper than {max_depth} levels "
+                                     f"(the limit is KG_RAG_MAX_QUERY_DEPTH); flatten it")
             template = (tok.text == "{" and prev is not None
                         and prev.keyword in ("INSERT", "DELETE", "CONSTRUCT"))
             chains.open(tok.text, tok.text == "{" and prev is not None and prev.text == "}",
