@@ -85,6 +85,16 @@ class Settings:
     #: connections the service holds at once (also kept below the process's open-file limit);
     #: requests beyond it are answered 503 at once
     service_max_connections: int = 1_000
+    #: requests a second each client address may send on average (0: no limit), and its bursts;
+    #: beyond them the service answers 429 with Retry-After (see kg_rag/service/ratelimit.py)
+    service_rate: float = 50.0
+    service_burst: int = 100
+    #: addresses or networks never limited (comma-separated; ``none`` for no exemption): by
+    #: default loopback, where the CLI works through the service
+    service_rate_exempt: str = "127.0.0.1,::1"
+    #: proxies whose X-Forwarded-For names the client (comma-separated addresses or networks);
+    #: none by default: the header is then ignored
+    service_trusted_proxies: str | None = None
 
     def __repr__(self) -> str:  # secrets masked
         parts = []
@@ -101,7 +111,7 @@ class Settings:
 
 _SECRETS = ("llm_api_key", "service_token")
 _URLS = ("endpoint", "update_endpoint", "store_endpoint", "llm_base_url")
-_MAY_BE_ZERO = ("llm_retries", "llm_threshold")
+_MAY_BE_ZERO = ("llm_retries", "llm_threshold", "service_rate")
 _AT_MOST_ONE = ("llm_threshold",)
 
 

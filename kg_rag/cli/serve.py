@@ -73,7 +73,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
                 uvicorn.run(app, host=args.host, port=args.port, log_level="warning",
                             access_log=False, timeout_graceful_shutdown=5,
                             **server_options(cfg.service_header_timeout,
-                                             cfg.service_max_connections))
+                                             cfg.service_max_connections,
+                                             cfg.service_trusted_proxies))
         except _Terminated:
             pass
         finally:
@@ -115,7 +116,8 @@ def _serve_workers(args: argparse.Namespace, cfg: Settings) -> int:
     uvicorn.run("kg_rag.service.workers:app_from_environment", factory=True,
                 workers=args.workers, host=args.host, port=args.port, log_level="warning",
                 access_log=False, timeout_graceful_shutdown=5,
-                **server_options(cfg.service_header_timeout, cfg.service_max_connections))
+                **server_options(cfg.service_header_timeout, cfg.service_max_connections,
+                                 cfg.service_trusted_proxies))
     return 0
 
 

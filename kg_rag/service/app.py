@@ -25,6 +25,7 @@ from kg_rag.api import KnowledgeGraph
 from kg_rag.errors import ConfigError
 from kg_rag.service.preflight import preflight
 from kg_rag.service.problems import HANDLERS, CatchAll, scrub_paths
+from kg_rag.service.ratelimit import Buckets, RateLimit, parse_networks
 from kg_rag.service.sparql_endpoint import SparqlService
 from kg_rag.service.worker import Executor, ForkExecutor, RemoteExecutor
 from kg_rag.settings import Settings
@@ -104,8 +105,14 @@ def create_app(kg: KnowledgeGraph, config: Settings | None = None, *, slots: int
 
     routes = [Route("/health", health, methods=["GET"]), *sparql.routes(), *rest.routes(),
               *page_routes(kg, cfg), *docs_routes()]
+    middleware = [Middleware(CatchAll)]
+    if cfg.service_rate > 0:   # outermost: a client over its rate costs no more than this
+        exempt = parse_networks(cfg.service_rate_exempt, "KG_RAG_SERVICE_RATE_EXEMPT")
+        middleware.insert(0, Middleware(RateLimit, buckets=Buckets(cfg.service_rate,
+                                                                   cfg.service_burst),
+                                        exempt=exempt))
     app = Starlette(routes=routes, exception_handlers=HANDLERS, lifespan=lifespan,
-                    middleware=[Middleware(CatchAll)])
+                    middleware=middleware)
     app.state.kg = kg
     app.state.sparql = sparql
     return app

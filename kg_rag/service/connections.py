@@ -95,10 +95,19 @@ class RepeatFilter(logging.Filter):
         return True
 
 
-def server_options(header_timeout: float, max_connections: int) -> dict[str, Any]:
-    """uvicorn.run keyword arguments for the guarded connections (and the log filter installed)."""
+def server_options(header_timeout: float, max_connections: int,
+                   trusted_proxies: str | None = None) -> dict[str, Any]:
+    """uvicorn.run keyword arguments for the guarded connections (and the log filter installed).
+
+    ``X-Forwarded-For`` is read only from ``trusted_proxies`` (``Settings.service_trusted_proxies``,
+    addresses or networks); without them it is ignored (uvicorn would trust 127.0.0.1)."""
+    from kg_rag.service.ratelimit import parse_networks
+
     limit = RepeatFilter()
     for name in ("uvicorn.error", "asyncio"):
         logging.getLogger(name).addFilter(limit)
+    proxies = parse_networks(trusted_proxies or "", "KG_RAG_SERVICE_TRUSTED_PROXIES")
     return {"http": GuardedH11Protocol, "limit_concurrency": connection_limit(max_connections),
-            "timeout_keep_alive": min(5, max(1, int(header_timeout)))}
+            "timeout_keep_alive": min(5, max(1, int(header_timeout))),
+            "proxy_headers": bool(proxies),
+            "forwarded_allow_ips": [str(n) for n in proxies] or None}

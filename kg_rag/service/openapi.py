@@ -17,7 +17,7 @@ _PROBLEM = {"$ref": "#/components/schemas/Problem"}
 def _problems(*codes: int) -> dict[str, Any]:
     text = {400: "bad input", 401: "missing or wrong bearer token", 403: "forbidden",
             404: "not found", 406: "not acceptable", 413: "request too large",
-            415: "unsupported media type", 429: "rate limited", 500: "internal error",
+            415: "unsupported media type", 429: "rate limited (Retry-After: when to retry)", 500: "internal error",
             502: "sense selection failed", 503: "store unavailable"}
     return {str(c): {"description": text[c],
                      "content": {"application/problem+json": {"schema": _PROBLEM}}} for c in codes}
@@ -142,6 +142,15 @@ def _sparql_responses() -> dict[str, Any]:
             **_problems(400, 403, 406, 413, 500, 503)}
 
 
+def _rate_limited(paths: dict[str, Any]) -> dict[str, Any]:
+    """Every operation but /health may answer 429: the per-client rate limit (.ratelimit)."""
+    for path, ops in paths.items():
+        if path != "/health":
+            for op in ops.values():
+                op["responses"].setdefault("429", _problems(429)["429"])
+    return paths
+
+
 @lru_cache(maxsize=1)
 def openapi_document() -> dict[str, Any]:
     bearer: list[dict[str, list[str]]] = [{"bearer": []}]
@@ -150,7 +159,7 @@ def openapi_document() -> dict[str, Any]:
         "info": {"title": "kg-rag", "version": __version__,
                  "description": "Knowledge-graph retrieval with explainable word-sense selection. "
                                 "The whole graph is also at /sparql (SPARQL 1.1 Protocol)."},
-        "paths": {
+        "paths": _rate_limited({
             "/health": {"get": {"operationId": "health", "responses": {
                 "200": _json(_obj({"status": _S, "store": _S, "updates": _B, "ready": _B},
                                   ("status",))),
@@ -256,7 +265,7 @@ def openapi_document() -> dict[str, Any]:
                 "parameters": [{"name": "doc_id", "in": "path", "required": True, "schema": _S}],
                 "responses": {"204": {"description": "deleted"},
                               **_problems(401, 403, 404, 503)}}},
-        },
+        }),
         "components": {
             "schemas": SCHEMAS,
             "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer",
