@@ -35,11 +35,14 @@ RETRIEVAL_MODES: tuple[WsdMode | Literal["bm25"], ...] = (
 
 #: the lexicons the retrieval sets need: OEWN (English corpora), then the OMW wordnets of the
 #: cross-lingual queries, each loaded when the shared folder has it
-RETRIEVAL_LEXICONS = ("english-wordnet-2025.xml.gz", "omw-es-2.0.xml.gz", "omw-fr-2.0.xml.gz")
+RETRIEVAL_LEXICONS = ("english-wordnet-2025.xml.gz", "wn30-cntlist.rev", "omw-es-2.0.xml.gz",
+                      "omw-fr-2.0.xml.gz")
+#: WordNet's corpus tag counts: the knowledge selector's English frequency prior
+COUNTS = "wn30-cntlist.rev"
 
 #: (name, corpus stem, language, lexicon files it needs)
 DEV_SETS: tuple[tuple[str, str, str, tuple[str, ...]], ...] = (
-    ("semeval2007", "semeval2007", "en", ("english-wordnet-2025.xml.gz",)),
+    ("semeval2007", "semeval2007", "en", ("english-wordnet-2025.xml.gz", COUNTS)),
     ("semeval2013-dev.es", "semeval2013-dev.es", "es",
      ("english-wordnet-2025.xml.gz", "omw-es-2.0.xml.gz")),
     ("semeval2013-dev.fr", "semeval2013-dev.fr", "fr",
@@ -240,12 +243,14 @@ def retrieval_chart(reports: list[tuple[str, RetrievalReport]], path: Path) -> N
 
 
 def _ensure_loaded(store: Store, wordnet: Path, files: tuple[str, ...]) -> None:
-    from kg_rag.namespaces import ID
     from loaders import list_sources, load_file, stale
+    from loaders.iris import source_graph_iri
 
     have = {r.graph: r for r in list_sources(store)}
     for f in files:
-        rec = have.get(f"{ID}source/{f[: -len('.xml.gz')]}")
+        if f == COUNTS and not (wordnet / f).is_file():
+            continue  # optional: without it the English prior is WordNet's sense order
+        rec = have.get(source_graph_iri(wordnet / f))
         if rec is None:
             print(f"loading {f} into the evaluation store (once)", file=sys.stderr)
             load_file(store, wordnet / f)

@@ -28,6 +28,7 @@ import numpy as np
 
 from kg_rag.senses.knowledge.config import PriorConfig
 from kg_rag.senses.knowledge.graph import KnowledgeBase
+from kg_rag.store import Store
 
 
 def informed(kb: KnowledgeBase, config: PriorConfig) -> bool:
@@ -94,3 +95,34 @@ def english_prior(kb: KnowledgeBase, nodes: Sequence[int | None], config: PriorC
             return 0.0
         return 1.0 if flat else float(f[n])
     return [math.log(freq(n) + config.unknown) for n in nodes]
+
+
+def sense_frequencies(kb: KnowledgeBase, store: Store) -> dict[str, int]:
+    """WordNet sense key → corpus tag count, as the store holds them (``kgr:SenseFrequency``;
+    empty when no count list is loaded). Read once per knowledge base (a loaded or dropped source
+    gives a new one)."""
+    hit = kb.cache.get("sense-frequencies")
+    if isinstance(hit, dict):
+        return hit
+    out: dict[str, int] = {}
+    for r in store.select("select-sense-frequencies"):
+        try:
+            out[r["key"].value] = max(out.get(r["key"].value, 0), int(r["count"].value))
+        except ValueError:
+            continue
+    kb.cache["sense-frequencies"] = out
+    return out
+
+
+def count_prior(keys: Sequence[str | None], ranks: Sequence[int], counts: dict[str, int]) -> list[float] | None:
+    """Log of each candidate's smoothed relative corpus frequency, ``(count + b) / (N + 1)``: N the
+    candidates' total count and one pseudo-count split over them as the rank prior splits it
+    (``b ∝ 1 / rank``), so that unseen senses keep WordNet's order. None when no candidate has
+    a count record (the rank prior then stands)."""
+    if not any(k is not None and k in counts for k in keys):
+        return None
+    inv = [1.0 / max(r, 1) for r in ranks]
+    z = sum(inv)
+    c = [float(counts.get(k, 0)) if k is not None else 0.0 for k in keys]
+    n = sum(c)
+    return [math.log((ci + bi / z) / (n + 1.0)) for ci, bi in zip(c, inv, strict=True)]

@@ -3,8 +3,9 @@ PageRank over the concept graph + extended Lesk gloss overlap, combined log-line
 
 For each ambiguous mention:
 
-* **prior** — WordNet lists an entry's senses by frequency (``kgr:senseRank``):
-  ``log p(c) = -alpha * log(rank)``; for another language's lexicon (whose sense order is no
+* **prior** — where the store holds corpus tag counts for the candidates (WordNet's cntlist,
+  ``kgr:SenseFrequency``), their smoothed relative frequency (:func:`~kg_rag.senses.knowledge.prior.count_prior`);
+  else WordNet's sense order (``kgr:senseRank``, by frequency): ``log p(c) = -alpha * log(rank)``; for another language's lexicon (whose sense order is no
   frequency order) the English frequency of the shared concept, estimated from the dictionary
   (:mod:`kg_rag.senses.knowledge.prior`);
 * **PPR** (UKB ``ppr_w2w``, Agirre & Soroa 2009) — PageRank personalised on the candidate
@@ -51,7 +52,13 @@ from kg_rag.senses.knowledge.frames import frame_fits
 from kg_rag.senses.knowledge.graph import KnowledgeBase, knowledge_base
 from kg_rag.senses.knowledge.orthography import case_mismatch
 from kg_rag.senses.knowledge.pos_context import pos_evidence
-from kg_rag.senses.knowledge.prior import english_frequencies, english_prior, informed
+from kg_rag.senses.knowledge.prior import (
+    count_prior,
+    english_frequencies,
+    english_prior,
+    informed,
+    sense_frequencies,
+)
 from kg_rag.store import Store
 from kg_rag.text.analyse import gloss_words as words
 from kg_rag.text.normalise import match_key
@@ -69,6 +76,7 @@ class Components:
     lesk: list[float]
     has_seeds: bool = False
     en_prior: list[float] | None = None  # non-English mentions: log English-frequency proxy
+    counts: list[float] | None = None    # English mentions with corpus counts: log frequency prior
     informed: bool = False               # WordNet-scale candidates (_wordnet_scale)
     case: list[float] | None = None      # 1.0 where the lemma's case contradicts the mention's
     frames: list[float] | None = None    # English verbs: each sense's frame fit (0 … 1)
@@ -223,9 +231,12 @@ class KnowledgeSelector:
                     en_prior=dictionary.richness_prior(p.request.evidence),
                     pos_fit=dictionary.pos_fit(p.request, cfg.pos_cues), dictionary=True))
                 continue
+            ranks = _ranks(cands)
             out.append(Components(
-                ranks=_ranks(cands), nodes=p.nodes,
+                ranks=ranks, nodes=p.nodes,
                 en_prior=english_prior(kb, p.nodes, cfg.prior, flat=not big) if _foreign(cands) else None,
+                counts=count_prior([c.sense_key for c in cands], ranks, sense_frequencies(kb, self.store))
+                if cfg.counts and not _foreign(cands) else None,
                 informed=big,
                 ppr=[float(scores.get(n, 0.0)) if n is not None else 0.0 for n in p.nodes],
                 lesk=self._lesk(kb, p),
@@ -413,6 +424,8 @@ def combine(comp: Components, w: Weights, smoothing: float) -> np.ndarray:
         # another language's lexicon: its sense order says little (OMW lists senses in synset
         # order, first sense = random here); the English frequency of the shared concept more
         total = w.alpha * np.asarray(comp.en_prior, dtype=np.float64)
+    elif comp.counts is not None:
+        total = w.alpha * np.asarray(comp.counts, dtype=np.float64)
     else:
         total = -w.alpha * np.log(np.asarray(comp.ranks, dtype=np.float64))
     if comp.has_seeds and w.ppr:
