@@ -217,6 +217,9 @@ class KnowledgeSelector:
             for j, q in enumerate(chunk):
                 ppr[id(q)] = {n: float(r[n][j]) for n in q.nodes if n is not None}
         fits = iter(frame_fits(self.store, [p.request for p in prepared if p is not None], cfg.frames))
+        freq = sense_frequencies(kb, self.store, (
+            c.sense_key for p in prepared if p is not None and not _foreign(p.request.mention.candidates)
+            for c in p.request.mention.candidates if c.sense_key)) if cfg.counts else {}
         out: list[Components | None] = []
         for p in prepared:
             if p is None:
@@ -235,8 +238,8 @@ class KnowledgeSelector:
             out.append(Components(
                 ranks=ranks, nodes=p.nodes,
                 en_prior=english_prior(kb, p.nodes, cfg.prior, flat=not big) if _foreign(cands) else None,
-                counts=count_prior([c.sense_key for c in cands], ranks, sense_frequencies(kb, self.store))
-                if cfg.counts and not _foreign(cands) else None,
+                counts=count_prior([c.sense_key for c in cands], ranks, freq)
+                if freq and not _foreign(cands) else None,
                 informed=big,
                 ppr=[float(scores.get(n, 0.0)) if n is not None else 0.0 for n in p.nodes],
                 lesk=self._lesk(kb, p),

@@ -60,4 +60,5 @@ def test_counts_decide_where_the_store_holds_them(kg: KnowledgeGraph, tmp_path: 
     kg.load([counts], fmt="cntlist")
     concept, p = _choice(kg)
     assert concept == "http://example.org/pen"            # 40 tags against 2
-    assert p > 0.9
+    # more sure than the rank prior was of sense 1 (both tempered by the English sharpness)
+    assert p > p_rank > 0.5
