@@ -37,7 +37,8 @@ class Weights:
     frames: float = 0.0    # weight of an English verb sense's frame fit (0 … 1)
     pos: float = 0.0       # weight of log P(candidate's part of speech | tokens around)
     #: inverse temperature of the softmax that turns the score into per-candidate probabilities
-    #: (temperature scaling, Guo et al. 2017): it changes the probabilities, never the choice
+    #: (temperature scaling, Guo et al. 2017): it changes the probabilities, never the choice;
+    #: applied among WordNet-scale candidates only (it is fitted on them)
     sharpness: float = 1.0
 
 

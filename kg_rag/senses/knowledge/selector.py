@@ -185,7 +185,9 @@ class KnowledgeSelector:
         w = self.config.weights_of(comp.regime)
         total = combine(comp, w, self.config.ppr_smoothing)
         m = float(total.max())
-        p = np.exp(w.sharpness * (total - m))  # calibrated probabilities (Weights.sharpness)
+        # calibrated probabilities (Weights.sharpness, fitted on WordNet-scale decisions): a small
+        # dictionary's scores (a thesaurus, the demo) are not tempered, as its margins are not squared
+        p = np.exp((w.sharpness if comp.informed else 1.0) * (total - m))
         p /= p.sum()
         # ties go to the lower sense rank
         best = min(range(len(cands)), key=lambda i: (-round(float(total[i]), 9), comp.ranks[i], i))

@@ -171,8 +171,14 @@ def test_confidence_is_calibrated_to_the_dictionary(store: EmbeddedStore) -> Non
     margin = p[0] - p[1]
     assert small.confidence == pytest.approx(margin, abs=1e-5)
     big = sel.decide(req, replace(comp, informed=True))
-    assert big.chosen == small.chosen and big.scores == small.scores
-    assert big.confidence == pytest.approx(margin ** 2, abs=1e-5)
+    # among WordNet-scale candidates the probabilities are also tempered by the regime's
+    # sharpness (fitted on WordNet decisions): the same choice, p ** s renormalised
+    s = sel.config.english.sharpness
+    z = sum(q ** s for _, q in small.scores)
+    assert big.chosen == small.chosen
+    assert [b for _, b in big.scores] == pytest.approx([q ** s / z for _, q in small.scores], abs=1e-5)
+    pb = sorted((q for _, q in big.scores), reverse=True)
+    assert big.confidence == pytest.approx((pb[0] - pb[1]) ** 2, abs=1e-5)
 
 
 def test_sharpness_tempers_the_probabilities_not_the_choice(store: EmbeddedStore) -> None:
@@ -187,13 +193,18 @@ def test_sharpness_tempers_the_probabilities_not_the_choice(store: EmbeddedStore
     cfg = sharp.config
     soft = KnowledgeSelector(store, replace(cfg, english=replace(cfg.english, sharpness=0.25)))
     assert soft.agent.version != sharp.agent.version  # another calibration is another agent
-    [comp] = sharp.components([req])
+    [small] = sharp.components([req])
+    assert small is not None and not small.informed
+    # a small dictionary's probabilities are not tempered (the sharpness is fitted on WordNet)
+    assert sharp.decide(req, small).scores == soft.decide(req, small).scores
+    comp = replace(small, informed=True)
     a, b = sharp.decide(req, comp), soft.decide(req, comp)
     assert a.chosen == b.chosen
     pa, pb = dict(a.scores), dict(b.scores)
     assert max(pb.values()) < max(pa.values())
-    z = sum(v ** 0.25 for v in pa.values())
+    e = 0.25 / cfg.english.sharpness
+    z = sum(v ** e for v in pa.values())
     for k, v in pa.items():
-        assert pb[k] == pytest.approx(v ** 0.25 / z, abs=1e-4)
+        assert pb[k] == pytest.approx(v ** e / z, abs=1e-4)
     assert math.isclose(sum(pb.values()), 1.0, abs_tol=1e-4)
 
