@@ -9,6 +9,7 @@ content), not of the media type asked for, or that says it was cut — Virtuoso'
 
 from __future__ import annotations
 
+import hashlib
 import http.client
 import json
 import logging
@@ -70,13 +71,23 @@ def _read_form(text: str) -> str:
     return m.group(1).upper() if m else "SELECT"
 
 
+def _blank(label: str) -> BlankNode:
+    """A result's blank node: its label when that is a valid one, else a label derived from it
+    (Virtuoso answers ``nodeID://b10000``, which is no blank node label) — the same label gives
+    the same node, so joins across one answer still hold."""
+    try:
+        return BlankNode(label)
+    except ValueError:
+        return BlankNode("v" + hashlib.sha256(label.encode("utf-8")).hexdigest()[:24])
+
+
 def term_from_json(b: dict[str, Any]) -> Any:
     t = b.get("type")
     v = b.get("value", "")
     if t == "uri":
         return NamedNode(v)
     if t == "bnode":
-        return BlankNode(v)
+        return _blank(v)
     if t in ("literal", "typed-literal"):
         if "xml:lang" in b:
             return Literal(v, language=b["xml:lang"])
