@@ -1,10 +1,20 @@
-"""The embedded store: ``pyoxigraph.Store`` on disk or in memory."""
+"""The embedded store: ``pyoxigraph.Store`` on disk or in memory.
+
+Writes: a :class:`~kg_rag.store.base.Change` is one engine transaction either way. When it only
+adds quads — none of the graphs it drops exists, it deletes nothing (a first index of documents,
+new decisions) — its quads go to the engine as they are (``pyoxigraph.Store.extend``, one
+transaction: all or nothing), with no SPARQL text rendered and parsed; the result is the one the
+update would give, since dropping a graph that does not exist changes nothing. Any other change
+(re-indexing a document, deletions) runs as its one update. The store's own write lock makes
+"does the graph exist" and the write one step against the other writers of this process.
+"""
 
 from __future__ import annotations
 
 import io
 import logging
 import re
+import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -18,6 +28,7 @@ from kg_rag.store import queries
 from kg_rag.store.base import (
     GRAPH_FORMATS,
     RESULT_FORMATS,
+    Change,
     EngineHandler,
     Row,
     Store,
@@ -28,7 +39,7 @@ from kg_rag.store.base import (
     check_user_update,
 )
 from kg_rag.store.prologue import syntax_message
-from kg_rag.store.render import Term, Values
+from kg_rag.store.render import Term, Values, check_quads
 
 log = logging.getLogger(__name__)
 
@@ -55,6 +66,9 @@ class EmbeddedStore(Store):
         """``read_only``: the engine opens the store read-only (a missing store is an error),
         and every write raises StoreError before it reaches the engine."""
         self.read_only = read_only
+        #: held around every write, so that :meth:`apply` asks which graphs exist and writes in
+        #: one step against this process's other writers (other processes cannot open the store)
+        self._writing = threading.RLock()
         if path is None or str(path) == ":memory:":
             self.location = ":memory:"
             self._store = pyoxigraph.Store()
@@ -177,27 +191,51 @@ class EmbeddedStore(Store):
         return buf.getvalue(), media
 
     # --- writes ---------------------------------------------------------------------------
+    def apply(self, change: Change) -> None:
+        """``change`` in one transaction: its quads through the engine's ``extend`` when it only
+        adds quads, else its update (see the module doc)."""
+        if not change:
+            return
+        self.check_writable()
+        with self._writing:
+            try:
+                adds_only = not change.delete and not any(
+                    self._store.contains_named_graph(g) for g in change.drop_graphs)
+            except (OSError, RuntimeError) as e:
+                raise self._engine_error("reading the store's graphs before a write", e) from None
+            if not adds_only:
+                self.execute_update(change.render())
+                return
+            check_quads(change.insert)   # what the update text would refuse
+            try:
+                self._store.extend(change.insert)   # one transaction: all of it or nothing
+            except (OSError, RuntimeError) as e:
+                raise self._write_failed("the update (nothing was written)", e) from None
+            self._wrote()
+
     def execute_update(self, text: str) -> None:
         self.check_writable()
-        try:
-            self._store.update(text)
-        except SyntaxError as e:
-            raise QueryError(f"malformed update: {e}") from None
-        except (OSError, RuntimeError) as e:
-            # pyoxigraph runs one update request as one transaction: a failure writes nothing
-            raise self._write_failed("the update (nothing was written)", e) from None
-        self._wrote()
+        with self._writing:
+            try:
+                self._store.update(text)
+            except SyntaxError as e:
+                raise QueryError(f"malformed update: {e}") from None
+            except (OSError, RuntimeError) as e:
+                # pyoxigraph runs one update request as one transaction: a failure writes nothing
+                raise self._write_failed("the update (nothing was written)", e) from None
+            self._wrote()
 
     def user_update(self, text: str, base_iri: str | None = None) -> None:
         self.check_writable()
         check_user_update(text)
-        try:
-            self._store.update(text, base_iri=base_iri)
-        except SyntaxError as e:
-            raise QueryError(f"malformed update: {e}") from None
-        except (OSError, RuntimeError) as e:
-            raise self._write_failed("the update (nothing was written)", e) from None
-        self._wrote()
+        with self._writing:
+            try:
+                self._store.update(text, base_iri=base_iri)
+            except SyntaxError as e:
+                raise QueryError(f"malformed update: {e}") from None
+            except (OSError, RuntimeError) as e:
+                raise self._write_failed("the update (nothing was written)", e) from None
+            self._wrote()
 
     def on_engine(self, handler: EngineHandler[T]) -> T:
         return handler.embedded(self._store)
@@ -210,6 +248,11 @@ class EmbeddedStore(Store):
     def load_graph(self, graph: NamedNode, quads: Iterable[Quad],
                    progress: Callable[[int], None] | None = None) -> int:
         self.check_writable()
+        with self._writing:
+            return self._load_graph(graph, quads, progress)
+
+    def _load_graph(self, graph: NamedNode, quads: Iterable[Quad],
+                    progress: Callable[[int], None] | None) -> int:
         batch: list[Quad] = []
         try:
             # a source that fails half way drops the graph, as the remote store does
@@ -243,6 +286,15 @@ class EmbeddedStore(Store):
         """Bulk-load an N-Triples file into ``graph`` (replacing it); returns the number of
         statements in the file (lines that are not blank or comments), like the remote store."""
         self.check_writable()
+        with self._writing:
+            self._bulk_load(graph, path)
+        with open(path, "rb") as f:
+            n = sum(1 for line in f if line.strip() and not line.lstrip().startswith(b"#"))
+        if progress:
+            progress(n)
+        return n
+
+    def _bulk_load(self, graph: NamedNode, path: str) -> None:
         try:
             if self._store.contains_named_graph(graph):
                 self._store.remove_graph(graph)
@@ -254,11 +306,6 @@ class EmbeddedStore(Store):
         except BaseException:
             self._drop_partial(graph)
             raise
-        with open(path, "rb") as f:
-            n = sum(1 for line in f if line.strip() and not line.lstrip().startswith(b"#"))
-        if progress:
-            progress(n)
-        return n
 
     def _drop_partial(self, graph: NamedNode) -> None:
         """After a failed load: remove what was written of ``graph`` (the caller re-raises)."""

@@ -56,6 +56,26 @@ def values_block(values: Values) -> str:
     return f"VALUES ({head}) {{\n" + "\n".join(lines) + "\n}"
 
 
+#: why :func:`quads_block` (and :func:`check_quads`) refuse a quad with a blank-node subject
+NO_BLANK_SUBJECT = "kg-rag writes no blank nodes through updates; mint an IRI"
+
+
+def check_quads(quads: Iterable[Quad]) -> None:
+    """Refuse, without rendering them, the quads that :func:`quads_block` refuses (in its order:
+    the graph, the subject, the object), with the same errors — for a store that writes the quad
+    objects themselves (the embedded store's :meth:`~kg_rag.store.EmbeddedStore.apply`), so it
+    writes exactly what the update text would carry."""
+    for q in quads:
+        g = q.graph_name
+        if not isinstance(g, (NamedNode, DefaultGraph)):
+            term(g)
+        if isinstance(q.subject, BlankNode):   # a subject is a NamedNode or a BlankNode
+            raise QueryError(NO_BLANK_SUBJECT)
+        o = q.object
+        if not isinstance(o, (NamedNode, Literal)):
+            term(o)
+
+
 def quads_block(quads: Iterable[Quad]) -> str:
     """``GRAPH <g> { s p o . }`` groups for INSERT DATA / DELETE DATA."""
     by_graph: dict[str, list[str]] = {}
@@ -64,7 +84,7 @@ def quads_block(quads: Iterable[Quad]) -> str:
         key = "" if isinstance(g, DefaultGraph) else term(g)
         s = q.subject
         if isinstance(s, BlankNode):
-            raise QueryError("kg-rag writes no blank nodes through updates; mint an IRI")
+            raise QueryError(NO_BLANK_SUBJECT)
         line = f"{term(s)} {term(q.predicate)} {term(q.object)} ."
         by_graph.setdefault(key, []).append(line)
     parts = []

@@ -11,7 +11,7 @@ from pyoxigraph import BlankNode, DefaultGraph, Literal, NamedNode, Quad, Triple
 from kg_rag.errors import QueryError
 from kg_rag.namespaces import XSD
 from kg_rag.store import Change
-from kg_rag.store.render import Values, quads_block, term, values_block
+from kg_rag.store.render import Values, check_quads, quads_block, term, values_block
 
 A, B = NamedNode("urn:kgr-test:a"), NamedNode("urn:kgr-test:b")
 G = NamedNode("urn:kgr-test:g")
@@ -81,3 +81,25 @@ def test_rendered_values_round_trip_through_the_engine(value: str, lang: str | N
     q = "SELECT ?o WHERE {\n" + values_block(Values.column("o", [lit])) + "\n}"
     rows = list(pyoxigraph.Store().query(q))
     assert len(rows) == 1 and rows[0]["o"] == lit
+
+
+@pytest.mark.parametrize("bad", [
+    Quad(BlankNode(), B, A, G),                   # blank subject
+    Quad(A, B, BlankNode(), G),                   # blank object
+    Quad(A, B, Triple(A, B, A), G),               # a quoted triple
+    Quad(A, B, A, BlankNode()),                   # blank graph name
+    Quad(BlankNode(), B, BlankNode(), BlankNode()),   # several: the first one quads_block meets
+])
+def test_check_quads_refuses_what_quads_block_refuses(bad: Quad) -> None:
+    with pytest.raises(QueryError) as rendered:
+        quads_block([Quad(A, B, A, G), bad])
+    with pytest.raises(QueryError) as checked:
+        check_quads([Quad(A, B, A, G), bad])
+    assert str(checked.value) == str(rendered.value)
+
+
+def test_check_quads_accepts_what_quads_block_renders() -> None:
+    good = [Quad(A, B, Literal("x", language="he"), G), Quad(A, B, B, DefaultGraph()),
+            Quad(A, B, Literal("1", datatype=XSD.integer), G)]
+    check_quads(good)
+    assert quads_block(good)

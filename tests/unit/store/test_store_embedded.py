@@ -5,11 +5,14 @@ from __future__ import annotations
 import subprocess
 import sys
 import textwrap
+from collections.abc import Iterator
 from pathlib import Path
 
 import pyoxigraph
 import pytest
-from pyoxigraph import Literal, NamedNode, Quad
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from pyoxigraph import DefaultGraph, Literal, NamedNode, Quad
 
 from kg_rag.errors import StoreError, StoreLockedError
 from kg_rag.store import Change, EmbeddedStore
@@ -124,3 +127,84 @@ def test_failed_load_removes_the_partial_graph(monkeypatch: pytest.MonkeyPatch) 
     with pytest.raises(SyntaxError):
         s.load_graph(G, broken())  # type: ignore[arg-type]
     assert G not in s.named_graphs()
+
+
+# --- a change's quads through the engine (extend) or its update --------------------------------
+
+hostile = st.lists(st.sampled_from(list("\"'\\{}#<>@^?$;.\n\r\t ab") + ["\u05d1\u05bc", "\u202e",
+                                                                       "\U0001F600", "\"\"\""]),
+                   max_size=20).map("".join)
+
+
+@settings(max_examples=60, deadline=None)
+@given(values=st.lists(st.tuples(hostile, st.sampled_from([None, "en", "he", "x-int"])),
+                       min_size=1, max_size=6))
+def test_extend_writes_what_the_update_text_writes(values: list[tuple[str, str | None]]) -> None:
+    quads = []
+    for i, (v, kind) in enumerate(values):
+        if kind == "x-int":
+            o = Literal(str(len(v)), datatype=NamedNode("http://www.w3.org/2001/XMLSchema#integer"))
+        else:
+            o = Literal(v, language=kind) if kind else Literal(v)
+        quads.append(Quad(NamedNode(f"urn:kgr-test:s{i}"), P, o, G if i % 2 else H))
+    quads.append(Quad(NamedNode("urn:kgr-test:d"), P, Literal("default graph"), DefaultGraph()))
+    change = Change(drop_graphs=[G, H], insert=quads)
+    through_extend, through_text = EmbeddedStore(":memory:"), EmbeddedStore(":memory:")
+    through_extend.apply(change)
+    through_text.execute_update(change.render())
+    assert set(through_extend.oxigraph) == set(through_text.oxigraph) == set(quads)
+
+
+class _Spy:
+    """The engine, recording which write method each write used."""
+
+    def __init__(self, engine: pyoxigraph.Store) -> None:
+        self.engine, self.calls = engine, []  # type: list[str]
+
+    def __getattr__(self, name: str) -> object:
+        if name in ("update", "extend"):
+            self.calls.append(name)
+        return getattr(self.engine, name)
+
+
+def test_a_change_that_only_adds_goes_through_extend_else_through_its_update() -> None:
+    s = EmbeddedStore(":memory:")
+    spy = _Spy(s.oxigraph)
+    s._store = spy  # type: ignore[assignment]
+    s.apply(Change(drop_graphs=[G], insert=[Quad(G, P, Literal("one"), G)]))   # G is new
+    assert spy.calls == ["extend"]
+    s.apply(Change(drop_graphs=[G], insert=[Quad(G, P, Literal("two"), G)]))   # G exists now
+    assert spy.calls == ["extend", "update"]
+    assert {q.object for q in spy.engine} == {Literal("two")}                  # one replaced
+    s.apply(Change(delete=[Quad(G, P, Literal("two"), G)], insert=[Quad(H, P, Literal("h"), H)]))
+    assert spy.calls[-1] == "update" and {q.object for q in spy.engine} == {Literal("h")}
+    # an empty graph exists too: dropping it is a change, so it goes through the update
+    spy.engine.add_graph(NamedNode("urn:kgr-test:empty"))
+    s.apply(Change(drop_graphs=[NamedNode("urn:kgr-test:empty")], insert=[Quad(G, P, G, G)]))
+    assert spy.calls[-1] == "update"
+    assert NamedNode("urn:kgr-test:empty") not in set(spy.engine.named_graphs())
+
+
+def test_a_failing_extend_writes_nothing() -> None:
+    """What the fast path relies on: pyoxigraph's extend is one transaction."""
+    s = pyoxigraph.Store()
+    s.add(Quad(G, P, Literal("old"), G))
+
+    def quads() -> Iterator[Quad]:
+        yield Quad(H, P, Literal("new"), H)
+        raise OSError("the source broke")
+
+    with pytest.raises(OSError):
+        s.extend(quads())
+    assert set(s) == {Quad(G, P, Literal("old"), G)}
+
+
+def test_a_read_only_store_refuses_the_write_before_the_engine(tmp_path: Path) -> None:
+    EmbeddedStore(tmp_path / "s").close()
+    import gc
+
+    gc.collect()
+    ro = EmbeddedStore(tmp_path / "s", read_only=True)
+    with pytest.raises(StoreError, match="read-only"):
+        ro.apply(Change(insert=[Quad(G, P, Literal("x"), G)]))
+    assert len(ro.oxigraph) == 0
