@@ -73,8 +73,10 @@ class Schemes:
                 rows = self.store.select("select-concept-schemes", values=Values.column(
                     "node", [NamedNode(t) for t in missing[i : i + BATCH]]))
                 for r in rows:
-                    found.setdefault(r["node"].value, []).append(
-                        (r["g"].value, r["scheme"].value if "scheme" in r else None))
+                    g = r["g"].value
+                    if g in names:   # a loaded source (the query does not join the catalog)
+                        found.setdefault(r["node"].value, []).append(
+                            (g, r["scheme"].value if "scheme" in r else None))
             for iri in missing:
                 pairs = sorted(found.get(iri, ()), key=lambda p: (p[0], p[1] is None, p[1] or ""))
                 if not pairs:

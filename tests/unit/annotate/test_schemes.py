@@ -172,3 +172,27 @@ def test_cli_shows_the_schemes_and_filters(store: Path, capsys: pytest.CaptureFi
     assert code == 0, err
     code, out, err = run(capsys, store, "ask", "--scheme", "nope", "inflation")
     assert code == 2 and "no concept scheme or loaded source 'nope'" in err and err.count("\n") == 1
+
+
+def test_origins_are_loaded_sources_only() -> None:
+    """A graph that types a concept but is no loaded source (here one written by a user's update)
+    is no origin: the query leaves the catalog to the caller, which keeps the sources."""
+    from pyoxigraph import NamedNode, Quad
+
+    from kg_rag.annotate.schemes import Schemes
+    from kg_rag.namespaces import RDF, SKOS
+    from kg_rag.store import Change, EmbeddedStore
+
+    store = EmbeddedStore(":memory:")
+    kg = KnowledgeGraph(store)
+    kg.load([HERE / "econ-a.ttl", HERE / "econ-b.ttl"])
+    stray = NamedNode("urn:kgr-test:not-a-source")
+    store.apply(Change(insert=[
+        Quad(NamedNode(A + "bank"), RDF.type, SKOS.Concept, stray),
+        Quad(NamedNode(A + "bank"), SKOS.inScheme, NamedNode("urn:kgr-test:stray-scheme"), stray),
+        Quad(NamedNode("urn:kgr-test:only-stray"), RDF.type, SKOS.Concept, stray)]))
+    got = Schemes(store).origins([A + "bank", B + "bank", "urn:kgr-test:only-stray"])
+    assert got[A + "bank"] is not None and got[A + "bank"].scheme == A + "scheme"
+    assert got[A + "bank"].source == "https://w3id.org/kg-rag/id/source/econ-a"
+    assert got[B + "bank"] is not None and got[B + "bank"].source.endswith("/econ-b")
+    assert got["urn:kgr-test:only-stray"] is None
