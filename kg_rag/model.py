@@ -80,7 +80,6 @@ class SenseEvidence:
     labels: tuple[LangText, ...] = ()        # concept labels and lemmas, all languages
     translations: tuple[LangText, ...] = ()  # vartrans translation equivalents
     usage: tuple[LangText, ...] = ()         # register / usage notes
-    neighbours: tuple[str, ...] = ()         # related concept IRIs (broader, narrower, related, WN)
     broader: tuple[LangText, ...] = ()       # preferred labels of the concept's broader concepts
     schemes: tuple[LangText, ...] = ()       # labels of the concept's scheme (skos:inScheme)
 

@@ -3,11 +3,15 @@
 :func:`fetch_evidence` returns one :class:`~kg_rag.model.SenseEvidence` per candidate: sense-level
 evidence (dictionary definitions and examples, usage/register notes, translations) from
 ``select-sense-evidence`` and concept-level evidence (definitions, examples, scope notes, labels and
-lemmas in all languages, neighbour concepts) from ``select-concept-evidence``. Both are facts of the
+lemmas in all languages) from ``select-concept-evidence``. Both are facts of the
 loaded vocabularies, shared by every mention that can mean the sense or concept, so they are kept
 in tables of the store's registry (:data:`EVIDENCE`, :data:`SENSE_EVIDENCE`,
 :class:`kg_rag.derived.Derived`, emptied when a vocabulary is loaded or dropped): indexing a corpus
 asks the store once per sense and concept, not once per document.
+
+A concept's graph neighbours are not part of its evidence: no selector reads them from here (the
+knowledge selector has the concept graph in its knowledge base, an LLM's prompt names the broader
+concepts, ``select-concept-hierarchy``), and on a WordNet store they were 36 % of the rows.
 """
 
 from __future__ import annotations
@@ -36,7 +40,6 @@ class ConceptEvidence:
     examples: tuple[LangText, ...] = ()
     labels: tuple[LangText, ...] = ()
     usage: tuple[LangText, ...] = ()
-    neighbours: tuple[str, ...] = ()
     broader: tuple[LangText, ...] = ()
     schemes: tuple[LangText, ...] = ()
 
@@ -48,13 +51,12 @@ class _Parts:
     labels: dict[LangText, None]
     usage: dict[LangText, None]
     translations: dict[LangText, None]
-    neighbours: dict[str, None]
     broader: dict[LangText, None]
     schemes: dict[LangText, None]
 
     @classmethod
     def new(cls) -> _Parts:
-        return cls({}, {}, {}, {}, {}, {}, {}, {})
+        return cls({}, {}, {}, {}, {}, {}, {})
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,10 +84,6 @@ def _text(term: object) -> LangText:
 
 
 def _add(parts: _Parts, kind: str, term: object) -> None:
-    if kind == "neighbour":
-        if isinstance(term, NamedNode):
-            parts.neighbours.setdefault(term.value, None)
-        return
     bucket = {"definition": parts.definitions, "example": parts.examples, "label": parts.labels,
               "usage": parts.usage, "translation": parts.translations,
               "broader": parts.broader, "scheme": parts.schemes}.get(kind)
@@ -117,8 +115,7 @@ def concept_evidence(store: Store, concepts: Iterable[str]) -> dict[str, Concept
             _add(parts[r["concept"].value], r["kind"].value, r["text"])
         for c, p in parts.items():
             ev = ConceptEvidence(tuple(p.definitions), tuple(p.examples), tuple(p.labels),
-                                 tuple(p.usage), tuple(n for n in p.neighbours if n != c),
-                                 tuple(p.broader), tuple(p.schemes))
+                                 tuple(p.usage), tuple(p.broader), tuple(p.schemes))
             cache.put(c, ev)
             out[c] = ev
     return out
@@ -167,7 +164,6 @@ def fetch_evidence(store: Store, candidates: Sequence[Candidate]) -> tuple[Sense
             labels=_once(sp.labels + ce.labels),
             translations=sp.translations,
             usage=_once(sp.usage + ce.usage),
-            neighbours=ce.neighbours,
             broader=ce.broader,
             schemes=ce.schemes,
         ))
