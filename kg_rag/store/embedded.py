@@ -1,12 +1,10 @@
 """The embedded store: ``pyoxigraph.Store`` on disk or in memory.
 
-Writes: a :class:`~kg_rag.store.base.Change` is one engine transaction either way. When it only
-adds quads — none of the graphs it drops exists, it deletes nothing (a first index of documents,
-new decisions) — its quads go to the engine as they are (``pyoxigraph.Store.extend``, one
-transaction: all or nothing), with no SPARQL text rendered and parsed; the result is the one the
-update would give, since dropping a graph that does not exist changes nothing. Any other change
-(re-indexing a document, deletions) runs as its one update. The store's own write lock makes
-"does the graph exist" and the write one step against the other writers of this process.
+A :class:`~kg_rag.store.base.Change` is one engine transaction. One that only adds quads (none of
+the graphs it drops exists, it deletes nothing: a first index, new decisions) goes to the engine
+as quads (``Store.extend``), not as update text to render and parse — the same result, since
+dropping a missing graph changes nothing; any other runs as its update. The store's write lock
+makes the existence check and the write one step against this process's other writers.
 """
 
 from __future__ import annotations
@@ -66,8 +64,7 @@ class EmbeddedStore(Store):
         """``read_only``: the engine opens the store read-only (a missing store is an error),
         and every write raises StoreError before it reaches the engine."""
         self.read_only = read_only
-        #: held around every write, so that :meth:`apply` asks which graphs exist and writes in
-        #: one step against this process's other writers (other processes cannot open the store)
+        #: held around every write (other processes cannot open the store at all)
         self._writing = threading.RLock()
         if path is None or str(path) == ":memory:":
             self.location = ":memory:"
