@@ -31,9 +31,7 @@ from __future__ import annotations
 import json
 import logging
 import os
-import select
 import signal
-import time
 
 import pyoxigraph
 
@@ -87,45 +85,19 @@ def _child(text: str, base_iri: str | None, w: int, parent: int) -> None:  # pra
         os._exit(code)
 
 
-def _collect(r: int, timeout: float) -> bytes | None:
-    """The child's report; None when it did not finish within ``timeout`` seconds."""
-    deadline = time.monotonic() + timeout
-    chunks: list[bytes] = []
-    size = 0
-    poller = select.poll()  # not select(): descriptors above 1023 are normal in a server
-    poller.register(r, select.POLLIN | select.POLLHUP | select.POLLERR)
-    while True:
-        left = deadline - time.monotonic()
-        if left <= 0 or not poller.poll(max(1, int(left * 1000))):
-            return None
-        chunk = os.read(r, 1 << 16)
-        if not chunk:
-            return b"".join(chunks)
-        chunks.append(chunk)
-        size += len(chunk)
-        if size > _MAX_REPORT:
-            return b"".join(chunks)
-
-
 def preflight(text: str, base_iri: str | None, timeout: float) -> None:
     """Parse and run ``text`` once on an empty store in a forked child (see the module doc);
     raise when applying it in this process would not be safe."""
     parent = os.getpid()
-    with sandbox.FORK_LOCK:
-        r, w = os.pipe()
-        pid = os.fork()
-        if pid == 0:  # pragma: no cover - child
-            os.close(r)
-            _child(text, base_iri, w, parent)
-        os.close(w)
+    pid, r = sandbox.spawn(lambda w: _child(text, base_iri, w, parent))
     try:
-        data = _collect(r, timeout)
+        data, how = sandbox.read_report(r, timeout, _MAX_REPORT)
     except BaseException:
         sandbox.reap(pid)
         raise
     finally:
         os.close(r)
-    if data is None:
+    if how == "late":
         sandbox.reap(pid)
         raise UpdateTimeout(f"the update took longer than {timeout:g} s to check and was not "
                             f"applied (nothing was written); split it into smaller updates")

@@ -23,10 +23,13 @@ import logging
 import os
 import platform
 import resource
+import select
 import signal
 import stat
 import struct
 import threading
+import time
+from collections.abc import Callable
 
 log = logging.getLogger(__name__)
 
@@ -165,6 +168,43 @@ def write_all(fd: int, data: bytes) -> None:
     while view:
         n = os.write(fd, view)
         view = view[n:]
+
+
+def spawn(child: Callable[[int], None]) -> tuple[int, int]:
+    """Fork a child that runs ``child(write_fd)`` (it must end with ``os._exit``); returns the
+    child's pid and the read end of its pipe. Pipe, fork and closing the write end happen under
+    :data:`FORK_LOCK`, so no child inherits another's write end."""
+    with FORK_LOCK:
+        r, w = os.pipe()
+        pid = os.fork()
+        if pid == 0:  # pragma: no cover - child
+            os.close(r)
+            child(w)
+            os._exit(70)   # child() returned: never run on in the server's code
+        os.close(w)
+    return pid, r
+
+
+def read_report(r: int, timeout: float, limit: int) -> tuple[bytes, str]:
+    """What a child writes to ``r`` until it closes it: ``(data, "done")``, ``(data, "late")``
+    when ``timeout`` seconds pass first, ``(data, "large")`` once more than ``limit`` bytes
+    came."""
+    deadline = time.monotonic() + timeout
+    chunks: list[bytes] = []
+    size = 0
+    poller = select.poll()  # not select(): descriptors above 1023 are normal in a server
+    poller.register(r, select.POLLIN | select.POLLHUP | select.POLLERR)
+    while True:
+        left = deadline - time.monotonic()
+        if left <= 0 or not poller.poll(max(1, int(left * 1000))):
+            return b"".join(chunks), "late"
+        chunk = os.read(r, 1 << 16)
+        if not chunk:
+            return b"".join(chunks), "done"
+        chunks.append(chunk)
+        size += len(chunk)
+        if size > limit:
+            return b"".join(chunks), "large"
 
 
 def reap(pid: int) -> None:

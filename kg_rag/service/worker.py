@@ -20,8 +20,6 @@ import http.client
 import json
 import logging
 import os
-import select
-import time
 from dataclasses import dataclass
 
 import pyoxigraph
@@ -115,7 +113,6 @@ def _child(store: pyoxigraph.Store, job: QueryJob, w: int,
 class ForkExecutor:
     """Run each query in a forked, killable child of this process (see the module doc)."""
 
-    _fork_lock = sandbox.FORK_LOCK  # pipe + fork + close: no child inherits another's write end
     #: the engine can make the default graph the union of the named graphs
     union_default = True
 
@@ -125,41 +122,21 @@ class ForkExecutor:
 
     def run(self, job: QueryJob) -> QueryAnswer:
         parent = os.getpid()
-        with self._fork_lock:
-            r, w = os.pipe()
-            pid = os.fork()
-            if pid == 0:  # pragma: no cover - child
-                os.close(r)
-                _child(self.store, job, w, parent)
-            os.close(w)
+        pid, r = sandbox.spawn(lambda w: _child(self.store, job, w, parent))
         try:
-            data = self._collect(pid, r)
+            # the child caps its output; twice that is the backstop
+            data, how = sandbox.read_report(r, self.timeout, 2 * MAX_RESULT_BYTES)
+            if how == "late":
+                raise QueryTimeout(f"the query ran longer than {self.timeout:g} s and was stopped; "
+                                   f"narrow it down or add a LIMIT")
+            if how == "large":
+                raise QueryCrashed("the query's answer grew past the size limit and was stopped")
         except BaseException:
             sandbox.reap(pid)
             raise
         finally:
             os.close(r)
         return self._decode(data, pid, job.fmt)
-
-    def _collect(self, pid: int, r: int) -> bytes:
-        deadline = time.monotonic() + self.timeout
-        chunks: list[bytes] = []
-        size = 0
-        poller = select.poll()  # not select(): descriptors above 1023 are normal in a server
-        poller.register(r, select.POLLIN | select.POLLHUP | select.POLLERR)
-        while True:
-            left = deadline - time.monotonic()
-            ready = poller.poll(max(1, int(left * 1000))) if left > 0 else []
-            if not ready:
-                raise QueryTimeout(f"the query ran longer than {self.timeout:g} s and was stopped; "
-                                   f"narrow it down or add a LIMIT")
-            chunk = os.read(r, 1 << 16)
-            if not chunk:
-                return b"".join(chunks)
-            chunks.append(chunk)
-            size += len(chunk)
-            if size > 2 * MAX_RESULT_BYTES:  # the child caps its output; this is the backstop
-                raise QueryCrashed("the query's answer grew past the size limit and was stopped")
 
     @staticmethod
     def _decode(data: bytes, pid: int, fmt: str) -> QueryAnswer:
