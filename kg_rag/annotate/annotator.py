@@ -188,7 +188,7 @@ class LexiconAnnotator:
         # a concept reached through a dictionary sense is not repeated as a bare label match
         by_sense = {c.concept for c in cands.values() if c.sense is not None}
         return capped([c for c in cands.values() if c.sense is not None or c.concept not in by_sense],
-                      sp.matches and lex.keys[min(sp.matches)] or "")
+                      lex.keys[min(sp.matches)] if sp.matches else "")
 
     def candidates_for_lemma(self, lemma: str, lang: str, pos: str | None = None,
                              graph: str | None = None) -> tuple[Candidate, ...]:
