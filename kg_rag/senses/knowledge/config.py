@@ -103,6 +103,11 @@ class KnowledgeSelectorConfig:
     #: store holds them for a mention's candidates (:func:`kg_rag.senses.knowledge.prior.count_prior`);
     #: else, and when off, the rank prior (docs/EVALUATION.md, "A corpus-frequency prior")
     counts: bool = True
+    #: one sense per discourse: concentration of a text's sense distribution around the global
+    #: prior, in mentions (:mod:`kg_rag.senses.knowledge.discourse`; 0: each mention decided
+    #: alone). 1 — the global prior weighs as much as one other mention — was set, not fitted:
+    #: 0.1 / 0.3 / 1 / 3 give 2,067–2,072 of 3,085 on hebrew-homographs-dev (0: 2,035)
+    discourse: float = 1.0
     #: PageRank damping (probability of following an edge rather than teleporting to the seeds)
     damping: float = 0.85
     #: power iterations of (personalised) PageRank

@@ -46,7 +46,7 @@ import numpy as np
 
 from kg_rag.model import Agent, Candidate, Selection, SelectionRequest
 from kg_rag.senses.baselines import sense_order, unresolved
-from kg_rag.senses.knowledge import dictionary
+from kg_rag.senses.knowledge import dictionary, discourse
 from kg_rag.senses.knowledge.config import KnowledgeSelectorConfig, Weights
 from kg_rag.senses.knowledge.frames import frame_fits
 from kg_rag.senses.knowledge.graph import KnowledgeBase, knowledge_base
@@ -173,17 +173,42 @@ class KnowledgeSelector:
 
     def select(self, requests: Sequence[SelectionRequest]) -> list[Selection]:
         comps = self.components(requests)
-        out = []
-        for req, comp in zip(requests, comps, strict=True):
-            out.append(self.decide(req, comp))
-        return out
+        totals = self.scores(requests, comps)
+        return [self.decide(req, comp, total)
+                for req, comp, total in zip(requests, comps, totals, strict=True)]
 
-    def decide(self, req: SelectionRequest, comp: Components | None) -> Selection:
+    def scores(self, requests: Sequence[SelectionRequest],
+               comps: Sequence[Components | None]) -> list[np.ndarray | None]:
+        """The log-linear score of every candidate of a batch (one text): each request's own
+        signals, then one sense per discourse over the batch (:mod:`.discourse`)."""
+        cfg = self.config
+        totals: list[np.ndarray | None] = []
+        priors: list[np.ndarray | None] = []
+        keys: list[tuple[str, ...] | None] = []
+        sharp: list[float] = []
+        for req, comp in zip(requests, comps, strict=True):
+            if comp is None or not req.mention.candidates:
+                totals.append(None)
+                priors.append(None)
+                keys.append(None)
+                sharp.append(1.0)
+                continue
+            w = cfg.weights_of(comp.regime)
+            totals.append(combine(comp, w, cfg.ppr_smoothing))
+            priors.append(prior_term(comp, w))
+            cands = req.mention.candidates
+            keys.append(tuple(sorted(c.id for c in cands)) if len(cands) > 1 else None)
+            sharp.append(w.sharpness if comp.informed else 1.0)
+        return discourse.pooled(keys, totals, priors, sharp, cfg.discourse)
+
+    def decide(self, req: SelectionRequest, comp: Components | None,
+               total: np.ndarray | None = None) -> Selection:
         cands = req.mention.candidates
         if comp is None or not cands:
             return unresolved(self.agent, "no candidates")
         w = self.config.weights_of(comp.regime)
-        total = combine(comp, w, self.config.ppr_smoothing)
+        if total is None:
+            total = combine(comp, w, self.config.ppr_smoothing)
         m = float(total.max())
         # calibrated probabilities (Weights.sharpness, fitted on WordNet-scale decisions): a small
         # dictionary's scores (a thesaurus, the demo) are not tempered, as its margins are not squared
@@ -423,16 +448,20 @@ class _BatchMemo:
         return out
 
 
-def combine(comp: Components, w: Weights, smoothing: float) -> np.ndarray:
-    """The log-linear score of each candidate (``smoothing``: of the PPR distribution)."""
+def prior_term(comp: Components, w: Weights) -> np.ndarray:
+    """The prior part of :func:`combine`: ``alpha * log prior`` of each candidate."""
     if comp.en_prior is not None:
         # another language's lexicon: its sense order says little (OMW lists senses in synset
         # order, first sense = random here); the English frequency of the shared concept more
-        total = w.alpha * np.asarray(comp.en_prior, dtype=np.float64)
-    elif comp.counts is not None:
-        total = w.alpha * np.asarray(comp.counts, dtype=np.float64)
-    else:
-        total = -w.alpha * np.log(np.asarray(comp.ranks, dtype=np.float64))
+        return w.alpha * np.asarray(comp.en_prior, dtype=np.float64)
+    if comp.counts is not None:
+        return w.alpha * np.asarray(comp.counts, dtype=np.float64)
+    return -w.alpha * np.log(np.asarray(comp.ranks, dtype=np.float64))
+
+
+def combine(comp: Components, w: Weights, smoothing: float) -> np.ndarray:
+    """The log-linear score of each candidate (``smoothing``: of the PPR distribution)."""
+    total = prior_term(comp, w)
     if comp.has_seeds and w.ppr:
         raw = np.asarray(comp.ppr, dtype=np.float64)
         s = raw.sum()

@@ -12,6 +12,7 @@ the same subgraph as each request's own. bench/ANALYSIS.md measures the WordNet 
 from __future__ import annotations
 
 import json
+from collections import Counter
 
 import numpy as np
 import pytest
@@ -20,6 +21,7 @@ from kg_rag.api import KnowledgeGraph
 from kg_rag.model import SelectionRequest
 from kg_rag.pipeline.evidence import fetch_evidence
 from kg_rag.resources import resource_path
+from kg_rag.senses.knowledge.config import KnowledgeSelectorConfig
 from kg_rag.senses.knowledge.graph import KnowledgeBase
 from kg_rag.senses.knowledge.selector import KnowledgeSelector, _BatchMemo
 from kg_rag.store import EmbeddedStore
@@ -49,18 +51,26 @@ def demo() -> tuple[KnowledgeGraph, list[list[SelectionRequest]]]:
 
 def test_a_batch_decides_each_mention_as_it_is_decided_alone(
         demo: tuple[KnowledgeGraph, list[list[SelectionRequest]]]) -> None:
+    """Without one sense per discourse every mention; with it (the default) every mention whose
+    word (its candidates) occurs once in the text — the others are pooled on purpose
+    (tests/unit/senses/test_discourse.py)."""
     kg, batches = demo
-    sel = KnowledgeSelector(kg.store)
-    several = 0
-    for reqs in batches:
-        together = sel.select(reqs)
-        for req, sel_b in zip(reqs, together, strict=True):
-            [alone] = sel.select([req])
-            assert alone.chosen == sel_b.chosen
-            assert dict(alone.scores) == pytest.approx(dict(sel_b.scores), abs=1e-6)
-            assert alone.confidence == pytest.approx(sel_b.confidence, abs=1e-6)
-        several += len(reqs) > 1
-    assert several >= 5
+    several = pooled = 0
+    for sel in (KnowledgeSelector(kg.store, KnowledgeSelectorConfig(discourse=0.0)),
+                KnowledgeSelector(kg.store)):
+        for reqs in batches:
+            together = sel.select(reqs)
+            words = Counter(tuple(sorted(c.id for c in r.mention.candidates)) for r in reqs)
+            for req, sel_b in zip(reqs, together, strict=True):
+                if sel.config.discourse and words[tuple(sorted(c.id for c in req.mention.candidates))] > 1:
+                    pooled += 1
+                    continue
+                [alone] = sel.select([req])
+                assert alone.chosen == sel_b.chosen
+                assert dict(alone.scores) == pytest.approx(dict(sel_b.scores), abs=1e-6)
+                assert alone.confidence == pytest.approx(sel_b.confidence, abs=1e-6)
+            several += len(reqs) > 1
+    assert several >= 10 and pooled >= 2
 
 
 def test_the_batch_memo_gives_each_request_its_own_seeds_and_context(
