@@ -28,7 +28,7 @@ from pyoxigraph import NamedNode
 from kg_rag.errors import LoadError, StoreError
 from kg_rag.namespaces import ID
 from kg_rag.store import Store
-from loaders import cntlist, dmlex, rdf, wnlmf
+from loaders import cntlist, dmlex, omwtab, rdf, wnlmf
 from loaders.catalog import (
     SourceRecord,
     drop_source,
@@ -62,7 +62,7 @@ def stale(record: SourceRecord) -> bool:
 _RESERVED = tuple(f"{ID}{part}/" for part in ("graph", "doc", "question", "decision", "ann"))
 #: what ``--format`` accepts
 FORMATS = ("auto", "turtle", "rdfxml", "ntriples", "nquads", "trig", "jsonld", "wn-lmf",
-           "ontolex", "skos", "cntlist", "dmlex")
+           "ontolex", "skos", "cntlist", "dmlex", "omw-tab")
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,6 +94,8 @@ def detect_format(path: Path, fmt: str = "auto") -> str:
         return fmt
     if fmt == "auto" and cntlist.is_cntlist(path):
         return "cntlist"
+    if fmt == "auto" and omwtab.is_omw_tab(path, peek(path, 4096)):
+        return "omw-tab"
     if fmt == "auto" and (found := dmlex.syntax_from_name(path)) is not None:
         return found
     syntax = rdf.syntax_from_name(path)
@@ -144,6 +146,8 @@ def _parse_file(path: Path, fmt: str, graph: str | None,
         return g, wnlmf.parse(path, progress)
     if syntax == "cntlist":
         return g, cntlist.parse(path, g)
+    if syntax == "omw-tab":
+        return g, omwtab.parse(path, progress)
     if syntax in dmlex.MEDIA_TYPES:
         return g, dmlex.parse(path, syntax, g)
     return g, rdf.parse(path, syntax, g, pipeline=fmt if fmt in ("ontolex", "skos") else "auto")

@@ -39,6 +39,11 @@ RETRIEVAL_LEXICONS = ("english-wordnet-2025.xml.gz", "wn30-cntlist.rev", "omw-es
                       "omw-fr-2.0.xml.gz")
 #: WordNet's corpus tag counts: the knowledge selector's English frequency prior
 COUNTS = "wn30-cntlist.rev"
+#: Hebrew lemmas from Wiktionary's translations (an OMW tab file; its synsets meet the others
+#: through the CILI map beside it): more Hebrew context words reach English glosses
+WIKT_HE = "wn-wikt-heb.tab"
+#: loaded when the shared folder has them, skipped when it does not
+OPTIONAL = (COUNTS, WIKT_HE)
 
 #: (name, corpus stem, language, lexicon files it needs)
 DEV_SETS: tuple[tuple[str, str, str, tuple[str, ...]], ...] = (
@@ -55,7 +60,7 @@ DEV_SETS: tuple[tuple[str, str, str, tuple[str, ...]], ...] = (
 #: (name, folder under wsd/, corpus stem, language, wordnet files it needs)
 LEXICON_SETS: tuple[tuple[str, str, str, str, tuple[str, ...]], ...] = (
     ("hebrew-homographs-dev", "hebrew-homographs-dev", "items", "he",
-     ("english-wordnet-2025.xml.gz", "omw-he-2.0.xml.gz")),
+     ("english-wordnet-2025.xml.gz", "omw-he-2.0.xml.gz", WIKT_HE)),
 )
 
 
@@ -248,8 +253,8 @@ def _ensure_loaded(store: Store, wordnet: Path, files: tuple[str, ...]) -> None:
 
     have = {r.graph: r for r in list_sources(store)}
     for f in files:
-        if f == COUNTS and not (wordnet / f).is_file():
-            continue  # optional: without it the English prior is WordNet's sense order
+        if f in OPTIONAL and not (wordnet / f).is_file():
+            continue  # without the counts the English prior is WordNet's sense order
         rec = have.get(source_graph_iri(wordnet / f))
         if rec is None:
             print(f"loading {f} into the evaluation store (once)", file=sys.stderr)
@@ -316,7 +321,7 @@ def main(argv: list[str] | None = None) -> int:
             # every lexicon first: the selector's concept graph is built once, from the store
             # as it is when it first decides (else a first run scores es/fr without their OMW)
             own = [d for d in LEXICON_SETS if (wsd_dir / d[1] / f"{d[2]}.data.xml").is_file()
-                   and all((shared / "wordnet" / f).is_file() for f in d[4])]
+                   and all((shared / "wordnet" / f).is_file() for f in d[4] if f not in OPTIONAL)]
             for *_, files in present:
                 _ensure_loaded(store, shared / "wordnet", files)
             for name, folder, _, _, files in own:
