@@ -171,7 +171,7 @@ class KnowledgeGraph:
               wsd: WsdMode | str | None = None, progress: Callable[[int], None] | None = None,
               total: Callable[[int], None] | None = None, strict: bool = False,
               prune: bool = False, detail: Detail | None = None,
-              executor: str | None = None) -> IndexReport:
+              executor: str | None = None, workers: int = 1) -> IndexReport:
         """Read the documents at ``paths`` (files or folders) and index them; ``lang`` for those
         that do not say. ``total(n)`` is called once with the number of documents read, then
         ``progress(1)`` after each document. A file in a folder that is no document (binary,
@@ -183,8 +183,15 @@ class KnowledgeGraph:
         stay in the store, and a warning is logged, unless ``prune`` deletes them.
 
         ``executor`` ``dask://HOST:PORT``: the documents are indexed on that Dask cluster, each
-        worker writing into this knowledge graph's remote endpoint (:mod:`kg_rag.cluster`)."""
+        worker writing into this knowledge graph's remote endpoint (:mod:`kg_rag.cluster`).
+        ``workers`` > 1: read, annotated and decided by that many forked processes, written by
+        this one (:mod:`kg_rag.pipeline.parallel`)."""
         mode = self.mode(wsd)
+        if workers < 1:
+            raise InputError(f"workers must be 1 or more, not {workers}")
+        if workers > 1 and executor is not None:
+            raise InputError("workers and a cluster executor exclude each other: the cluster's "
+                             "workers index there")
         skipped: list[str] | None = None if strict else []
         docs = read_documents(paths, self.settings.max_document_bytes, skipped)
         if lang:
@@ -194,7 +201,8 @@ class KnowledgeGraph:
         if executor is not None:
             rep = self._index_on_cluster(executor, docs, mode, progress)
         else:
-            rep = self.index_documents(docs, wsd=mode, progress=progress, detail=detail)
+            rep = self.index_documents(docs, wsd=mode, progress=progress, detail=detail,
+                                       workers=workers)
         gone = self._gone(docs)
         if gone and prune:
             self.delete_many(gone)
@@ -241,16 +249,24 @@ class KnowledgeGraph:
 
     def index_documents(self, docs: Sequence[SourceDocument], wsd: WsdMode | str | None = None,
                         progress: Callable[[int], None] | None = None,
-                        detail: Detail | None = None) -> IndexReport:
+                        detail: Detail | None = None, workers: int = 1) -> IndexReport:
         """Index ``docs``; ``progress(1)`` after each document is written, ``detail(doc_id,
         stage, done, total)`` within each (:data:`~kg_rag.pipeline.index.Detail`: characters
-        annotated, mentions decided)."""
+        annotated, mentions decided; not with ``workers`` > 1, whose forked processes read,
+        annotate and decide while this one writes: :mod:`kg_rag.pipeline.parallel`)."""
+        if workers < 1:
+            raise InputError(f"workers must be 1 or more, not {workers}")
         self._check_sizes(docs)
         mode = self.mode(wsd)
         if mode is WsdMode.NONE:
             mode = WsdMode.KNOWLEDGE  # documents are always decided; none applies to matching
         self.derived.refresh()   # another process may have loaded a vocabulary (remote store)
         with self.write_lock:
+            if workers > 1 and len(docs) > 1:
+                from kg_rag.pipeline.parallel import index_parallel
+
+                return index_parallel(self.store, docs, self.annotator, self.selector(mode),
+                                      workers, progress)
             return index_documents(self.store, docs, self.annotator, self.selector(mode), progress,
                                    detail)
 

@@ -85,6 +85,9 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("--executor", metavar="dask://HOST:PORT",
                    help="index on this Dask cluster, every worker writing into --endpoint "
                         "(needs the 'cluster' extra)")
+    p.add_argument("--workers", type=int, default=1, metavar="N",
+                   help="read, annotate and decide with N processes, this one writing "
+                        "(default 1; about the number of cores)")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_index)
 
@@ -119,12 +122,12 @@ def cmd_index(args: argparse.Namespace) -> int:
                 docs = _documents(args, kg.settings.max_document_bytes, skipped)
                 total(len(docs))
                 rep = replace(kg.index_documents(docs, wsd=args.wsd, progress=bar.update,
-                                                 detail=within),
+                                                 detail=within, workers=args.workers),
                               skipped=list(skipped or []))
             else:
                 rep = kg.index(args.paths, lang=args.lang, wsd=args.wsd, progress=bar.update,
                                total=total, strict=args.strict, prune=args.prune, detail=within,
-                               executor=args.executor)
+                               executor=args.executor, workers=args.workers)
         finally:
             within.close()
             bar.close()

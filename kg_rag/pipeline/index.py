@@ -116,7 +116,7 @@ WRITE_BATCH = 32
 WRITE_BATCH_QUADS = 50_000
 
 
-class _Writer:
+class Writer:
     """Pending document changes, written as ONE update when enough have gathered. A document
     whose passage repeats a pending one's text is decided only after they are written, so that
     it reuses their decisions as it would one update at a time (a decision's IRI hashes its
@@ -131,13 +131,18 @@ class _Writer:
         self.quads = 0
 
     def before(self, doc: SourceDocument, units: Sequence[Unit]) -> None:
-        if doc.id in self.ids or not self.contexts.isdisjoint(_contexts(units)):
+        if self.conflicts(doc, contexts_of(units)):
             self.flush()
 
-    def add(self, doc: SourceDocument, units: Sequence[Unit], change: Change) -> None:
+    def conflicts(self, doc: SourceDocument, contexts: set[str]) -> bool:
+        """Would ``doc`` (its passages' context hashes) have to see the pending changes written
+        first — the same document again, or a passage whose decision one of them makes?"""
+        return doc.id in self.ids or not self.contexts.isdisjoint(contexts)
+
+    def add(self, doc: SourceDocument, contexts: set[str], change: Change) -> None:
         self.changes.append(change)
         self.ids.add(doc.id)
-        self.contexts.update(_contexts(units))
+        self.contexts.update(contexts)
         self.quads += len(change.insert) + len(change.delete)
         if len(self.changes) >= WRITE_BATCH or self.quads >= WRITE_BATCH_QUADS:
             self.flush()
@@ -157,8 +162,52 @@ class _Writer:
         self.changes, self.ids, self.contexts, self.quads = [], set(), set(), 0
 
 
-def _contexts(units: Sequence[Unit]) -> set[str]:
+def contexts_of(units: Sequence[Unit]) -> set[str]:
+    """The context hashes of the passages whose decisions ``units`` need."""
     return {record.context_hash(u.context, u.lang) for u in units if any(m.ambiguous for m in u.mentions)}
+
+
+@dataclass(slots=True)
+class Tally:
+    """What an index run counts, document by document (:class:`IndexReport`'s figures)."""
+
+    passages: int = 0
+    mentions: int = 0
+    ambiguous: int = 0
+    decided: int = 0
+    reused: int = 0
+    llm: int = 0
+    languages: dict[str, int] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, outcome: Outcome, langs: dict[str, int], passages: int) -> Tally:
+        d = outcome.decided
+        return cls(passages, len(d), sum(1 for x in d if x.mention.ambiguous),
+                   sum(1 for x in d if x.selection is not None and not x.reused),
+                   sum(1 for x in d if x.reused), outcome.llm_calls, dict(langs))
+
+    def add(self, other: Tally) -> None:
+        self.passages += other.passages
+        self.mentions += other.mentions
+        self.ambiguous += other.ambiguous
+        self.decided += other.decided
+        self.reused += other.reused
+        self.llm += other.llm
+        for k, v in other.languages.items():
+            self.languages[k] = self.languages.get(k, 0) + v
+
+    def report(self, documents: int, seconds: float) -> IndexReport:
+        return IndexReport(documents, self.passages, self.mentions, self.ambiguous, self.decided,
+                           self.reused, self.languages, seconds, self.llm)
+
+
+def check_documents(docs: Sequence[SourceDocument]) -> None:
+    """Every document valid before any is written (bad input writes nothing)."""
+    for d in docs:
+        if not d.text.strip():
+            raise InputError(f"document {d.id!r} is empty")
+        if d.lang:
+            check_language(d.lang)
 
 
 def index_documents(store: Store, docs: Sequence[SourceDocument], annotator: Annotator,
@@ -169,32 +218,18 @@ def index_documents(store: Store, docs: Sequence[SourceDocument], annotator: Ann
     selector call) and written :data:`WRITE_BATCH` documents per update; ``progress(1)`` once a
     document is written, ``detail`` (:data:`Detail`) within each document. (Fetching the concept evidence of 32 documents ahead in one go was
     measured and dropped: no gain on a first index, twice the CPU on a re-index, whose
-    decisions are all reused and need no evidence.)"""
+    decisions are all reused and need no evidence.) :mod:`kg_rag.pipeline.parallel` does the
+    same with several processes."""
     t0 = time.perf_counter()
-    # validate every document before writing any (bad input writes nothing)
-    for d in docs:
-        if not d.text.strip():
-            raise InputError(f"document {d.id!r} is empty")
-        if d.lang:
-            check_language(d.lang)
-    totals = {"passages": 0, "mentions": 0, "ambiguous": 0, "decided": 0, "reused": 0, "llm": 0}
-    languages: dict[str, int] = {}
-    writer = _Writer(store, progress)
+    check_documents(docs)
+    tally = Tally()
+    writer = Writer(store, progress)
     for d in docs:
         units, langs = document_units(d, annotator, detail)
         writer.before(d, units)
         change, outcome = document_change(store, d, units, langs, selector, detail)
-        writer.add(d, units, change)
-        totals["passages"] += len(units)
-        totals["mentions"] += len(outcome.decided)
-        totals["ambiguous"] += sum(1 for x in outcome.decided if x.mention.ambiguous)
-        totals["decided"] += sum(1 for x in outcome.decided if x.selection is not None and not x.reused)
-        totals["reused"] += sum(1 for x in outcome.decided if x.reused)
-        totals["llm"] += outcome.llm_calls
-        for k, v in langs.items():
-            languages[k] = languages.get(k, 0) + v
+        writer.add(d, contexts_of(units), change)
+        tally.add(Tally.of(outcome, langs, len(units)))
     writer.flush()
-    return IndexReport(len(docs), totals["passages"], totals["mentions"], totals["ambiguous"],
-                       totals["decided"], totals["reused"], languages,
-                       time.perf_counter() - t0, totals["llm"])
+    return tally.report(len(docs), time.perf_counter() - t0)
 

@@ -1,0 +1,119 @@
+"""``kg-rag index --workers N``: forked workers read, annotate and decide, the parent writes —
+and the store ends up with exactly the graphs the serial run writes (timestamps aside), across
+several generations, with a document given twice and passages repeated between documents (the
+serial run reuses their decisions; so must the parallel one), on the embedded store and through
+the CLI."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+from pyoxigraph import Literal, Quad
+
+from kg_rag.api import KnowledgeGraph
+from kg_rag.documents import SourceDocument, read_documents
+from kg_rag.errors import InputError
+from kg_rag.namespaces import XSD
+from kg_rag.pipeline import parallel
+from kg_rag.pipeline.shapes import validate
+from kg_rag.store import EmbeddedStore, Store
+from tests.support.paths import ROOT
+
+DEMO = ROOT / "demo"
+
+
+def _graphs(store: Store) -> set[str]:
+    out = set()
+    for r in store.select("select-subjects-by-literal"):
+        o = r["o"]
+        if isinstance(o, Literal) and o.datatype == XSD.dateTime:
+            o = Literal("T", datatype=XSD.dateTime)
+        out.add(str(Quad(r["s"], r["p"], o, r["g"])))
+    return out
+
+
+def _docs() -> list[SourceDocument]:
+    docs = read_documents([DEMO / "documents"], 10_000_000)
+    assert len(docs) >= 30
+    first = docs[0]
+    # the same document id again, with other text (the later one stands), and a document that
+    # repeats another's passage word for word (its decision is reused, not made twice)
+    again = replace(docs[1], text=docs[1].text + "\n\n" + docs[5].text)
+    copy = SourceDocument(id="copy-of-first", text=first.text, lang=first.lang, title="copy")
+    return docs[:2] + [copy, again] + docs[2:]
+
+
+def _kg() -> KnowledgeGraph:
+    kg = KnowledgeGraph(EmbeddedStore(":memory:"))
+    kg.load([DEMO / "thesaurus.ttl", DEMO / "dictionary.ttl"])
+    return kg
+
+
+@pytest.fixture(scope="module")
+def serial() -> tuple[set[str], object]:
+    kg = _kg()
+    rep = kg.index_documents(_docs())
+    return _graphs(kg.store), rep
+
+
+def test_workers_write_what_the_serial_run_writes(serial: tuple[set[str], object],
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(parallel, "WRITE_BATCH", 4)   # several generations of 2 × 4 documents
+    redone: list[str] = []
+    change = parallel.document_change
+
+    def in_parent(store, doc, *args):  # type: ignore[no-untyped-def]
+        redone.append(doc.id)
+        return change(store, doc, *args)
+
+    monkeypatch.setattr(parallel, "document_change", in_parent)
+    kg = _kg()
+    rep = kg.index_documents(_docs(), workers=2)
+    # the copy, the document given again, and the document whose text the latter now repeats
+    # were decided again in this process, after the documents they depend on were written (the
+    # workers' calls of this function are in their own processes, not seen here)
+    docs = read_documents([DEMO / "documents"], 10_000_000)
+    assert redone == ["copy-of-first", docs[1].id, docs[5].id]
+    graphs, want = serial
+    got = _graphs(kg.store)
+    assert got == graphs, (sorted(got - graphs)[:3], sorted(graphs - got)[:3])
+    assert rep.documents == want.documents and rep.mentions == want.mentions  # type: ignore[attr-defined]
+    assert rep.reused == want.reused and rep.reused > 0  # type: ignore[attr-defined]
+    conforms, report = validate(kg.store)
+    assert conforms, report
+
+
+def test_more_workers_than_documents_and_bad_counts() -> None:
+    kg = _kg()
+    docs = _docs()[:3]
+    assert kg.index_documents(docs, workers=8).documents == 3
+    with pytest.raises(InputError, match="workers must be 1 or more"):
+        kg.index_documents(docs, workers=0)
+
+
+def test_a_bad_document_writes_nothing_of_its_generation() -> None:
+    kg = _kg()
+    before = _graphs(kg.store)
+    docs = _docs()[:5] + [SourceDocument(id="empty", text="   ")]
+    with pytest.raises(InputError, match="is empty"):
+        kg.index_documents(docs, workers=2)
+    assert _graphs(kg.store) == before
+
+
+def test_the_cli_indexes_a_folder_with_workers(tmp_path: Path) -> None:
+    store = tmp_path / "store"
+    run = [sys.executable, "-m", "kg_rag", "--store", str(store)]
+    subprocess.run(run + ["load", str(DEMO / "thesaurus.ttl"), str(DEMO / "dictionary.ttl")],
+                   check=True, capture_output=True)
+    out = subprocess.run(run + ["index", str(DEMO / "documents"), "--workers", "2", "--json"],
+                         check=True, capture_output=True, text=True)
+    rep = json.loads(out.stdout)
+    assert rep["documents"] >= 30 and rep["decided"] > 0
+    bad = subprocess.run(run + ["index", str(DEMO / "documents"), "--workers", "0"],
+                         capture_output=True, text=True)
+    assert bad.returncode != 0 and "workers must be 1 or more" in bad.stderr
