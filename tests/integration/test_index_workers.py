@@ -63,7 +63,7 @@ def serial() -> tuple[set[str], object]:
 
 def test_workers_write_what_the_serial_run_writes(serial: tuple[set[str], object],
                                                   monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(parallel, "WRITE_BATCH", 4)   # several generations of 2 × 4 documents
+    monkeypatch.setattr(parallel, "PER_WORKER", 4)    # several generations of 2 × 4 documents
     redone: list[str] = []
     change = parallel.document_change
 
