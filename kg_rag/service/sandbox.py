@@ -1,5 +1,6 @@
 """Limits for the processes that run a user's SPARQL (forked children: a public query, see
-:mod:`.worker`; the check of an authenticated update, see :mod:`.preflight`), and their life.
+:mod:`.worker` and :mod:`.pool`; the check of an authenticated update, see :mod:`.preflight`),
+and their life.
 
 * **No network**: a seccomp filter makes ``socket()`` fail with EPERM for every address family
   except AF_UNIX, so even a ``SERVICE`` clause that got past :mod:`.guard` cannot fetch a URL.
@@ -10,7 +11,7 @@
 Everything here is Linux-specific and best effort elsewhere (a warning is logged once).
 
 :func:`enter` puts a fresh child under all of these at once; :data:`FORK_LOCK` is held from a
-pipe's creation to the fork and the parent's close of its write end, so that no child inherits
+pipe's creation to the fork and the parent's close of the child's end, so that no child inherits
 another child's write end (its reader would wait for that child too); :func:`reap` kills and
 collects a child.
 """
@@ -29,7 +30,7 @@ import stat
 import struct
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 
 log = logging.getLogger(__name__)
 
@@ -146,6 +147,22 @@ def close_sockets() -> None:
     for fd in fds:
         try:
             if stat.S_ISSOCK(os.fstat(fd).st_mode):
+                os.close(fd)
+        except OSError:
+            pass
+
+
+def close_pipes(keep: Iterable[int]) -> None:
+    """Drop the child's copies of pipes other than ``keep`` and the standard streams: a
+    long-lived child (:mod:`.pool`) must not hold other children's pipes open."""
+    kept = {0, 1, 2, *keep}
+    try:
+        fds = [int(n) for n in os.listdir("/proc/self/fd")]
+    except OSError:
+        return
+    for fd in fds:
+        try:
+            if fd not in kept and stat.S_ISFIFO(os.fstat(fd).st_mode):
                 os.close(fd)
         except OSError:
             pass
