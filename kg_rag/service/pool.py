@@ -32,7 +32,6 @@ from __future__ import annotations
 import json
 import logging
 import os
-import select
 import signal
 import threading
 import time
@@ -96,41 +95,6 @@ def _serve(store: pyoxigraph.Store, jobs: int, reports: int,
         os._exit(code)
 
 
-def _length(head_line: bytes) -> int:
-    """The body length a report's head announces (0 for an error or a broken head)."""
-    try:
-        head = json.loads(head_line)
-    except ValueError:
-        return 0
-    n = head.get("length") if isinstance(head, dict) and head.get("ok") else 0
-    return n if isinstance(n, int) and n >= 0 else 0
-
-
-def read_one(fd: int, timeout: float, limit: int) -> tuple[bytes, str]:
-    """One report (head line and the body it announces) from ``fd``: ``(data, "done")``;
-    ``"late"`` when ``timeout`` seconds pass first, ``"large"`` past ``limit`` bytes, ``"eof"``
-    when the child closed the pipe (died) before the report was whole."""
-    deadline = time.monotonic() + timeout
-    buf = bytearray()
-    need = -1
-    poller = select.poll()
-    poller.register(fd, select.POLLIN | select.POLLHUP | select.POLLERR)
-    while True:
-        if need < 0 and (nl := buf.find(b"\n")) >= 0:
-            need = nl + 1 + _length(bytes(buf[:nl]))
-        if 0 <= need <= len(buf):
-            return bytes(buf), "done"
-        left = deadline - time.monotonic()
-        if left <= 0 or not poller.poll(max(1, int(left * 1000))):
-            return bytes(buf), "late"
-        chunk = os.read(fd, 1 << 16)
-        if not chunk:
-            return bytes(buf), "eof"
-        buf += chunk
-        if len(buf) > limit:
-            return bytes(buf), "large"
-
-
 class QueryPool:
     """Run each query in one of ``size`` pre-forked, recycled children of this process, over a
     store nothing writes (see the module doc). Same interface as :class:`.worker.ForkExecutor`."""
@@ -160,15 +124,17 @@ class QueryPool:
             with self._cond:
                 self.forked += 1
             return self.fallback.run(job)
+        deadline = time.monotonic() + self.timeout
         try:
-            sandbox.write_all(child.jobs, _job_line(job))
+            sent = sandbox.send(child.jobs, _job_line(job), deadline)
         except OSError:   # it died while idle: the job never started, so it takes a fresh child
             self._retire(child, kill=True)
             with self._cond:
                 self.forked += 1
             return self.fallback.run(job)
         try:
-            data, how = read_one(child.reports, self.timeout, 2 * MAX_RESULT_BYTES)
+            data, how = (sandbox.read_message(child.reports, deadline - time.monotonic(),
+                                  2 * MAX_RESULT_BYTES) if sent else (b"", "late"))
         except BaseException:
             self._retire(child, kill=True)
             raise
@@ -283,6 +249,7 @@ class QueryPool:
                 _serve(self.store, jobs_r, reports_w, parent)
             os.close(jobs_r)
             os.close(reports_w)
+        os.set_blocking(jobs_w, False)
         return _Child(pid, jobs_w, reports_r)
 
     def pids(self) -> list[int]:
@@ -301,4 +268,4 @@ class QueryPool:
             self._retire(child, kill=True)
 
 
-__all__ = ["MAX_QUERIES", "WAIT", "QueryPool", "read_one"]
+__all__ = ["MAX_QUERIES", "WAIT", "QueryPool"]

@@ -13,13 +13,14 @@ Everything here is Linux-specific and best effort elsewhere (a warning is logged
 :func:`enter` puts a fresh child under all of these at once; :data:`FORK_LOCK` is held from a
 pipe's creation to the fork and the parent's close of the child's end, so that no child inherits
 another child's write end (its reader would wait for that child too); :func:`reap` kills and
-collects a child.
+collects a child. :func:`send` and :func:`read_message` talk to a child that lives on.
 """
 
 from __future__ import annotations
 
 import ctypes
 import faulthandler
+import json
 import logging
 import os
 import platform
@@ -222,6 +223,57 @@ def read_report(r: int, timeout: float, limit: int) -> tuple[bytes, str]:
         size += len(chunk)
         if size > limit:
             return b"".join(chunks), "large"
+
+
+def _length(head_line: bytes) -> int:
+    """The body length a report's head announces (0 for an error or a broken head)."""
+    try:
+        head = json.loads(head_line)
+    except ValueError:
+        return 0
+    n = head.get("length") if isinstance(head, dict) and head.get("ok") else 0
+    return n if isinstance(n, int) and n >= 0 else 0
+
+
+def send(fd: int, data: bytes, deadline: float) -> bool:
+    """Write ``data`` to the non-blocking ``fd`` by ``deadline`` (``time.monotonic()``); False
+    when the child did not take it in time (more than the pipe's buffer holds)."""
+    view = memoryview(data)
+    poller = select.poll()
+    poller.register(fd, select.POLLOUT)
+    while view:
+        try:
+            view = view[os.write(fd, view):]
+        except BlockingIOError:
+            left = deadline - time.monotonic()
+            if left <= 0 or not poller.poll(max(1, int(left * 1000))):
+                return False
+    return True
+
+
+def read_message(fd: int, timeout: float, limit: int) -> tuple[bytes, str]:
+    """One report of a long-lived child (:mod:`.pool`) from ``fd``: its head line and the body
+    the head announces, ``(data, "done")``; ``"late"`` when ``timeout`` seconds pass first,
+    ``"large"`` past ``limit`` bytes, ``"eof"`` when the child closed the pipe (died) first."""
+    deadline = time.monotonic() + timeout
+    buf = bytearray()
+    need = -1
+    poller = select.poll()
+    poller.register(fd, select.POLLIN | select.POLLHUP | select.POLLERR)
+    while True:
+        if need < 0 and (nl := buf.find(b"\n")) >= 0:
+            need = nl + 1 + _length(bytes(buf[:nl]))
+        if 0 <= need <= len(buf):
+            return bytes(buf), "done"
+        left = deadline - time.monotonic()
+        if left <= 0 or not poller.poll(max(1, int(left * 1000))):
+            return bytes(buf), "late"
+        chunk = os.read(fd, 1 << 16)
+        if not chunk:
+            return bytes(buf), "eof"
+        buf += chunk
+        if len(buf) > limit:
+            return bytes(buf), "large"
 
 
 def reap(pid: int) -> None:

@@ -7,6 +7,7 @@ no child left once the service stops."""
 from __future__ import annotations
 
 import os
+import signal
 import socket
 import threading
 from collections.abc import Iterator
@@ -113,6 +114,24 @@ def test_a_runaway_query_is_killed_and_the_next_is_answered_by_a_new_child(
         assert qp.run(ASK).body == b'{"head": {}, "boolean": true}'
         [second] = qp.pids()
         assert second != first and qp.pooled == 3 and qp.forked == 0
+    finally:
+        qp.close()
+
+
+@pytest.mark.parametrize("padding", [0, 200_000])
+def test_a_child_that_does_not_take_its_job_is_killed_at_the_deadline(
+        read_only_store: EmbeddedStore, padding: int) -> None:
+    """A stopped child (as one stuck since its fork would be): the job is not read (larger than
+    the pipe holds) or not answered; 503 at the deadline all the same, and a new child."""
+    qp = _pool(read_only_store)
+    try:
+        qp.run(ASK)
+        [first] = qp.pids()
+        os.kill(first, signal.SIGSTOP)
+        with pytest.raises(QueryTimeout):
+            qp.run(QueryJob("ASK {} #" + "x" * padding, "json", None, None, None, 10))
+        assert not _alive(first)
+        assert qp.run(ASK).body == b'{"head": {}, "boolean": true}' and qp.forked == 0
     finally:
         qp.close()
 
