@@ -18,9 +18,10 @@ change it after a fork. A writable service forks a fresh child per query, as bef
 over a writable store would need a generation counter bumped by every write, so that children
 forked before it are retired before they answer; the store keeps no such counter.)
 
-A query that finds no child idle within ``wait`` seconds (all busy, e.g. with queries that run
-to the deadline) takes a child of its own (:class:`~.worker.ForkExecutor`), as does every query
-once the pool is closed: slow queries cannot make the quick ones queue behind them.
+A query that finds no child idle within ``wait`` seconds, or at once when every child has been
+busy for longer than that (e.g. with queries that run to the deadline), takes a child of its own
+(:class:`~.worker.ForkExecutor`), as does every query once the pool is closed: slow queries
+cannot make the quick ones queue behind them.
 
 Children are forked by one long-lived thread of the pool (:meth:`QueryPool._keep`), because a
 child dies with the *thread* that forked it (``PR_SET_PDEATHSIG``) and the service's worker
@@ -111,6 +112,7 @@ class QueryPool:
         self.fallback = ForkExecutor(store, timeout)
         self._cond = threading.Condition()
         self._idle: list[_Child] = []
+        self._busy: dict[int, float] = {}   # pid → when it was handed its query
         self._live = 0            # children forked or being forked, not yet retired
         self._closed = False
         self._keeper: threading.Thread | None = None
@@ -165,16 +167,22 @@ class QueryPool:
                 self._keeper = threading.Thread(target=self._keep, name="kg-rag-query-pool",
                                                 daemon=True)
                 self._keeper.start()
+            slow = time.monotonic() - self.wait
+            if not self._idle and 0 < self._live == sum(t < slow for t in self._busy.values()):
+                return None   # every child has been busy for a while: none is about to be free
             if not self._cond.wait_for(lambda: self._idle or self._closed, self.wait):
                 return None
             if self._closed:
                 return None
             self.pooled += 1
-            return self._idle.pop()
+            child = self._idle.pop()
+            self._busy[child.pid] = time.monotonic()
+            return child
 
     def _give_back(self, child: _Child) -> None:
         with self._cond:
             child.served += 1
+            self._busy.pop(child.pid, None)
             if not self._closed and child.served < MAX_QUERIES:
                 self._idle.append(child)
                 self._cond.notify_all()
@@ -196,6 +204,7 @@ class QueryPool:
         os.close(child.jobs)
         os.close(child.reports)
         with self._cond:
+            self._busy.pop(child.pid, None)
             self._live -= 1
             self.retired += 1
             self._cond.notify_all()

@@ -10,6 +10,7 @@ import os
 import signal
 import socket
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -132,6 +133,31 @@ def test_a_child_that_does_not_take_its_job_is_killed_at_the_deadline(
             qp.run(QueryJob("ASK {} #" + "x" * padding, "json", None, None, None, 10))
         assert not _alive(first)
         assert qp.run(ASK).body == b'{"head": {}, "boolean": true}' and qp.forked == 0
+    finally:
+        qp.close()
+
+
+def test_a_query_finding_every_child_busy_takes_a_child_of_its_own(
+        read_only_store: EmbeddedStore) -> None:
+    qp = QueryPool(read_only_store.oxigraph, 3.0, 1, wait=0.1)
+    caught: list[BaseException] = []
+
+    def runaway() -> None:
+        try:
+            qp.run(QueryJob(CROSS, "json", None, None, None, 10))
+        except QueryTimeout as e:
+            caught.append(e)
+
+    try:
+        qp.run(ASK)
+        th = threading.Thread(target=runaway)
+        th.start()
+        while qp.pids():   # until the runaway holds the only child
+            time.sleep(0.01)
+        assert qp.run(ASK).body == b'{"head": {}, "boolean": true}'
+        assert qp.forked == 1
+        th.join(30)
+        assert caught and qp.retired == 1
     finally:
         qp.close()
 
