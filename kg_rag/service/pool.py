@@ -134,9 +134,11 @@ class QueryPool:
             with self._cond:
                 self.forked += 1
             return self.fallback.run(job)
-        try:
-            data, how = (sandbox.read_message(child.reports, deadline - time.monotonic(),
-                                  2 * MAX_RESULT_BYTES) if sent else (b"", "late"))
+        try:   # the child caps its output; twice that is the backstop
+            data, how = b"", "late"
+            if sent:
+                data, how = sandbox.read_message(child.reports, deadline - time.monotonic(),
+                                                 2 * MAX_RESULT_BYTES)
         except BaseException:
             self._retire(child, kill=True)
             raise
@@ -223,7 +225,7 @@ class QueryPool:
                 self._live += 1
             try:
                 child = self._fork()
-            except OSError as e:
+            except Exception as e:  # noqa: BLE001 - the pool goes on; queries fork their own
                 log.warning("the query pool could not fork a child (%s); queries fork their own", e)
                 with self._cond:
                     self._live -= 1
