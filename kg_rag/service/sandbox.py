@@ -254,7 +254,9 @@ def send(fd: int, data: bytes, deadline: float) -> bool:
 def read_message(fd: int, timeout: float, limit: int) -> tuple[bytes, str]:
     """One report of a long-lived child (:mod:`.pool`) from ``fd``: its head line and the body
     the head announces, ``(data, "done")``; ``"late"`` when ``timeout`` seconds pass first,
-    ``"large"`` past ``limit`` bytes, ``"eof"`` when the child closed the pipe (died) first."""
+    ``"large"`` past ``limit`` bytes, ``"eof"`` when the child closed the pipe (died) first.
+    A child sends nothing past its report until its next job: bytes beyond the announced
+    length come back with the report, whose length then does not match (a broken child)."""
     deadline = time.monotonic() + timeout
     buf = bytearray()
     need = -1
