@@ -2,8 +2,9 @@
 
 The service keeps no state beside the store (and caches derived from it); with the embedded store
 this process owns the store, and the public ``/sparql`` queries run in forked children of it
-(:mod:`.worker`; pre-forked ones over a read-only store, :mod:`.pool`); an authenticated update is tried in one (:mod:`.preflight`) before it is
-applied here. Build it with :func:`create_app` and run it with uvicorn (``kg-rag serve``).
+(:mod:`.worker`; pre-forked ones over a read-only store, :mod:`.pool`); an authenticated update
+is tried in one (:mod:`.preflight`) before it is applied here. Build it with :func:`create_app`
+and run it with uvicorn (``kg-rag serve``).
 """
 
 from __future__ import annotations

@@ -258,7 +258,8 @@ def test_a_read_only_service_answers_concurrent_queries_from_its_pool(
             with httpx.Client(base_url=url, timeout=60) as c:
                 for i in ids:
                     q = f"SELECT ?o WHERE {{ <http://example.org/s{i}> ?p ?o }}"
-                    r = c.post("/sparql", data={"query": q}, headers={"Accept": "text/tab-separated-values"})
+                    r = c.post("/sparql", data={"query": q},
+                               headers={"Accept": "text/tab-separated-values"})
                     with lock:
                         results[i] = (r.status_code, r.text)
 
@@ -290,8 +291,9 @@ def test_a_writable_service_sees_each_write_in_the_next_query(tmp_path: Path) ->
     count = "SELECT (COUNT(*) AS ?n) WHERE { ?s ?p ?o }"
     with serve(app) as url, httpx.Client(base_url=url, timeout=30) as c:
         for n in range(6, 9):
-            r = c.post("/sparql/update", content=f"INSERT DATA {{ GRAPH <http://example.org/g> "
-                                                 f"{{ <http://example.org/new{n}> <http://example.org/p> {n} }} }}",
+            update = (f"INSERT DATA {{ GRAPH <http://example.org/g> "
+                      f"{{ <http://example.org/new{n}> <http://example.org/p> {n} }} }}")
+            r = c.post("/sparql/update", content=update,
                        headers={"Content-Type": "application/sparql-update",
                                 "Authorization": f"Bearer {TOKEN}"})
             assert r.status_code == 204
