@@ -67,6 +67,9 @@ class Settings:
     #: estimated syntax-tree depth (operator chains, patterns of a group; see kg_rag.store.guard)
     max_query_chain: int = 1_000
     query_timeout: float = 10.0
+    #: children forked ahead of time for the public /sparql queries of a read-only service (the
+    #: deadline and limits stay; see kg_rag/service/pool.py); 0: a fresh child for every query
+    query_pool: int = 2
     max_rows: int = 10_000
     service_token: str | None = field(default=None, repr=False)
     allow_updates: bool = False
@@ -111,7 +114,7 @@ class Settings:
 
 _SECRETS = ("llm_api_key", "service_token")
 _URLS = ("endpoint", "update_endpoint", "store_endpoint", "llm_base_url")
-_MAY_BE_ZERO = ("llm_retries", "llm_threshold", "service_rate")
+_MAY_BE_ZERO = ("llm_retries", "llm_threshold", "service_rate", "query_pool")
 _AT_MOST_ONE = ("llm_threshold",)
 
 

@@ -2,8 +2,9 @@
 
 The service keeps no state beside the store (and caches derived from it); with the embedded store
 this process owns the store, and the public ``/sparql`` queries run in forked children of it
-(:mod:`.worker`); an authenticated update is tried in one (:mod:`.preflight`) before it is
-applied here. Build it with :func:`create_app` and run it with uvicorn (``kg-rag serve``).
+(:mod:`.worker`; pre-forked ones over a read-only store, :mod:`.pool`); an authenticated update
+is tried in one (:mod:`.preflight`) before it is applied here. Build it with :func:`create_app`
+and run it with uvicorn (``kg-rag serve``).
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from starlette.routing import Route
 
 from kg_rag.api import KnowledgeGraph
 from kg_rag.errors import ConfigError
+from kg_rag.service.pool import QueryPool
 from kg_rag.service.preflight import preflight
 from kg_rag.service.problems import HANDLERS, CatchAll, scrub_paths
 from kg_rag.service.ratelimit import Buckets, RateLimit, parse_networks
@@ -36,10 +38,13 @@ log = logging.getLogger(__name__)
 class _Executors:
     """The executor of public queries for each kind of engine (the store picks one)."""
 
-    def __init__(self, timeout: float) -> None:
+    def __init__(self, timeout: float, pool: int) -> None:
         self.timeout = timeout
+        self.pool = pool
 
     def embedded(self, engine: pyoxigraph.Store) -> Executor:
+        if self.pool > 0:
+            return QueryPool(engine, self.timeout, self.pool)
         return ForkExecutor(engine, self.timeout)
 
     def remote(self, endpoint: str) -> Executor:
@@ -47,8 +52,12 @@ class _Executors:
 
 
 def make_executor(kg: KnowledgeGraph, config: Settings) -> Executor:
+    """Public queries on a remote store go there; on the embedded store each runs in a forked
+    child: a pre-forked, reused one (:mod:`.pool`) when the store is read-only, since a child
+    sees the store as it was at its fork, else a fresh one per query."""
+    pool = config.query_pool if kg.store.read_only else 0
     try:
-        return kg.store.on_engine(_Executors(config.query_timeout))
+        return kg.store.on_engine(_Executors(config.query_timeout, pool))
     except ConfigError:
         raise ConfigError(f"the service cannot run public queries on a "
                           f"{type(kg.store).__name__}") from None
@@ -78,7 +87,8 @@ def create_app(kg: KnowledgeGraph, config: Settings | None = None, *, slots: int
     if cfg.allow_updates and not cfg.service_token:
         raise ConfigError("updates are enabled but KG_RAG_SERVICE_TOKEN is not set; set it to a "
                           "long random string (clients send it as a Bearer token)")
-    sparql = SparqlService(cfg, make_executor(kg, cfg), make_updater(kg, cfg), slots=slots)
+    executor = make_executor(kg, cfg)
+    sparql = SparqlService(cfg, executor, make_updater(kg, cfg), slots=slots)
 
     from kg_rag.service.api_docs import docs_routes
     from kg_rag.service.page import page_routes
@@ -101,7 +111,11 @@ def create_app(kg: KnowledgeGraph, config: Settings | None = None, *, slots: int
             threading.Thread(target=rest.warm_up, name="kg-rag-warm-up", daemon=True).start()
         else:
             rest.ready.set()
-        yield
+        try:
+            yield
+        finally:
+            if isinstance(executor, QueryPool):
+                executor.close()
 
     routes = [Route("/health", health, methods=["GET"]), *sparql.routes(), *rest.routes(),
               *page_routes(kg, cfg), *docs_routes()]

@@ -1,5 +1,6 @@
 """Limits for the processes that run a user's SPARQL (forked children: a public query, see
-:mod:`.worker`; the check of an authenticated update, see :mod:`.preflight`), and their life.
+:mod:`.worker` and :mod:`.pool`; the check of an authenticated update, see :mod:`.preflight`),
+and their life.
 
 * **No network**: a seccomp filter makes ``socket()`` fail with EPERM for every address family
   except AF_UNIX, so even a ``SERVICE`` clause that got past :mod:`.guard` cannot fetch a URL.
@@ -10,15 +11,16 @@
 Everything here is Linux-specific and best effort elsewhere (a warning is logged once).
 
 :func:`enter` puts a fresh child under all of these at once; :data:`FORK_LOCK` is held from a
-pipe's creation to the fork and the parent's close of its write end, so that no child inherits
+pipe's creation to the fork and the parent's close of the child's end, so that no child inherits
 another child's write end (its reader would wait for that child too); :func:`reap` kills and
-collects a child.
+collects a child. :func:`send` and :func:`read_message` talk to a child that lives on.
 """
 
 from __future__ import annotations
 
 import ctypes
 import faulthandler
+import json
 import logging
 import os
 import platform
@@ -29,7 +31,7 @@ import stat
 import struct
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 
 log = logging.getLogger(__name__)
 
@@ -151,6 +153,22 @@ def close_sockets() -> None:
             pass
 
 
+def close_pipes(keep: Iterable[int]) -> None:
+    """Drop the child's copies of pipes other than ``keep`` and the standard streams: a
+    long-lived child (:mod:`.pool`) must not hold other children's pipes open."""
+    kept = {0, 1, 2, *keep}
+    try:
+        fds = [int(n) for n in os.listdir("/proc/self/fd")]
+    except OSError:
+        return
+    for fd in fds:
+        try:
+            if fd not in kept and stat.S_ISFIFO(os.fstat(fd).st_mode):
+                os.close(fd)
+        except OSError:
+            pass
+
+
 def enter(parent_pid: int, memory_bytes: int) -> None:  # pragma: no cover - child
     """Everything above, in a child just forked from ``parent_pid``: dies with it, no fault
     report of its own (a crash is expected and the parent reports it), none of the service's
@@ -205,6 +223,59 @@ def read_report(r: int, timeout: float, limit: int) -> tuple[bytes, str]:
         size += len(chunk)
         if size > limit:
             return b"".join(chunks), "large"
+
+
+def _length(head_line: bytes) -> int:
+    """The body length a report's head announces (0 for an error or a broken head)."""
+    try:
+        head = json.loads(head_line)
+    except ValueError:
+        return 0
+    n = head.get("length") if isinstance(head, dict) and head.get("ok") else 0
+    return n if isinstance(n, int) and n >= 0 else 0
+
+
+def send(fd: int, data: bytes, deadline: float) -> bool:
+    """Write ``data`` to the non-blocking ``fd`` by ``deadline`` (``time.monotonic()``); False
+    when the child did not take it in time (more than the pipe's buffer holds)."""
+    view = memoryview(data)
+    poller = select.poll()
+    poller.register(fd, select.POLLOUT)
+    while view:
+        try:
+            view = view[os.write(fd, view):]
+        except BlockingIOError:
+            left = deadline - time.monotonic()
+            if left <= 0 or not poller.poll(max(1, int(left * 1000))):
+                return False
+    return True
+
+
+def read_message(fd: int, timeout: float, limit: int) -> tuple[bytes, str]:
+    """One report of a long-lived child (:mod:`.pool`) from ``fd``: its head line and the body
+    the head announces, ``(data, "done")``; ``"late"`` when ``timeout`` seconds pass first,
+    ``"large"`` past ``limit`` bytes, ``"eof"`` when the child closed the pipe (died) first.
+    A child sends nothing past its report until its next job: bytes beyond the announced
+    length come back with the report, whose length then does not match (a broken child)."""
+    deadline = time.monotonic() + timeout
+    buf = bytearray()
+    need = -1
+    poller = select.poll()
+    poller.register(fd, select.POLLIN | select.POLLHUP | select.POLLERR)
+    while True:
+        if need < 0 and (nl := buf.find(b"\n")) >= 0:
+            need = nl + 1 + _length(bytes(buf[:nl]))
+        if 0 <= need <= len(buf):
+            return bytes(buf), "done"
+        left = deadline - time.monotonic()
+        if left <= 0 or not poller.poll(max(1, int(left * 1000))):
+            return bytes(buf), "late"
+        chunk = os.read(fd, 1 << 16)
+        if not chunk:
+            return bytes(buf), "eof"
+        buf += chunk
+        if len(buf) > limit:
+            return bytes(buf), "large"
 
 
 def reap(pid: int) -> None:

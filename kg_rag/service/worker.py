@@ -5,7 +5,9 @@ stack. So each query of the public ``/sparql`` endpoint runs in a **forked child
 (:class:`ForkExecutor`): the child sees the store exactly as it is at that moment (in memory or on
 disk — the parent keeps owning it), has no network, a memory cap and a lower CPU priority
 (:mod:`.sandbox`), serialises at most ``max_rows`` rows into a pipe and exits. At the deadline the
-parent kills it (SIGKILL) — that really stops the query. A crash kills only the child.
+parent kills it (SIGKILL) — that really stops the query. A crash kills only the child. Over a
+read-only store the children are forked ahead of time and reused (:mod:`.pool`), with the same
+deadline, limits, answers and errors.
 
 This executor is the endpoint's own: the REST pipeline never waits for it, so an endless query
 from outside costs one slot and one core for ``query_timeout`` seconds, not the service.
@@ -21,6 +23,7 @@ import json
 import logging
 import os
 from dataclasses import dataclass
+from typing import Protocol
 
 import pyoxigraph
 from pyoxigraph import QueryBoolean, QuerySolutions
@@ -83,31 +86,74 @@ def evaluate(store: pyoxigraph.Store, job: QueryJob) -> QueryAnswer:
     return QueryAnswer(body, job.fmt, truncated)
 
 
+def report(store: pyoxigraph.Store, job: QueryJob) -> bytes:
+    """What a query child sends its parent for ``job``: one JSON head line, then the body."""
+    head: dict[str, object]
+    try:
+        ans = evaluate(store, job)
+        head = {"ok": True, "truncated": ans.truncated, "length": len(ans.body)}
+        body = ans.body
+    except QueryError as e:   # one line already, its position in the user's text
+        head = {"ok": False, "kind": "syntax",
+                "message": str(e).removeprefix("malformed query: ")}
+        body = b""
+    except MemoryError:
+        head, body = {"ok": False, "kind": "memory", "message": "out of memory"}, b""
+    except OSError as e:
+        head, body = {"ok": False, "kind": "evaluation", "message": str(e)}, b""
+    except Exception as e:  # noqa: BLE001 - reported to the parent, which raises
+        head, body = {"ok": False, "kind": "internal", "message": type(e).__name__}, b""
+    return json.dumps(head).encode() + b"\n" + body
+
+
 def _child(store: pyoxigraph.Store, job: QueryJob, w: int,
            parent: int) -> None:  # pragma: no cover - child
     code = 0
     try:
         sandbox.enter(parent, CHILD_MEMORY_BYTES)
-        head: dict[str, object]
-        try:
-            ans = evaluate(store, job)
-            head = {"ok": True, "truncated": ans.truncated, "length": len(ans.body)}
-            body = ans.body
-        except QueryError as e:   # one line already, its position in the user's text
-            head = {"ok": False, "kind": "syntax",
-                    "message": str(e).removeprefix("malformed query: ")}
-            body = b""
-        except MemoryError:
-            head, body = {"ok": False, "kind": "memory", "message": "out of memory"}, b""
-        except OSError as e:
-            head, body = {"ok": False, "kind": "evaluation", "message": str(e)}, b""
-        except Exception as e:  # noqa: BLE001 - reported to the parent, which raises
-            head, body = {"ok": False, "kind": "internal", "message": type(e).__name__}, b""
-        sandbox.write_all(w, json.dumps(head).encode() + b"\n" + body)
+        sandbox.write_all(w, report(store, job))
     except BaseException:  # noqa: BLE001 - a child must never return into the server
         code = 70
     finally:
         os._exit(code)
+
+
+def decode(data: bytes, fmt: str, status: int) -> QueryAnswer:
+    """The answer in a child's report ``data``, or the error it stands for; ``status``: the
+    child's wait status once it exited (0 for a pooled child that sent a whole report and lives
+    on, :mod:`.pool`)."""
+    head_line, _, body = data.partition(b"\n")
+    try:
+        head = json.loads(head_line) if head_line else None
+    except ValueError:
+        head = None
+    if not isinstance(head, dict):
+        how = (f"signal {os.WTERMSIG(status)}" if os.WIFSIGNALED(status)
+               else f"exit {os.WEXITSTATUS(status)}")
+        log.warning("a query child died (%s)", how)
+        raise QueryCrashed(f"the query crashed the engine ({how}); it was stopped, the "
+                           f"service is fine — simplify the query")
+    if head.get("ok"):
+        if head.get("length") != len(body) or status != 0:
+            raise QueryCrashed("the query's worker died while sending the answer; retry")
+        return QueryAnswer(body, fmt, bool(head.get("truncated")))
+    kind, message = head.get("kind"), " ".join(str(head.get("message", "")).split())
+    if kind == "syntax":
+        raise QueryError(f"malformed query: {message}")
+    if kind == "evaluation":
+        raise QueryError(f"the query failed: {message}")
+    if kind == "memory":
+        raise QueryCrashed("the query needed too much memory and was stopped; narrow it down")
+    raise QueryCrashed(f"the query failed inside the engine ({message})")
+
+
+def timed_out(timeout: float) -> QueryTimeout:
+    return QueryTimeout(f"the query ran longer than {timeout:g} s and was stopped; "
+                        f"narrow it down or add a LIMIT")
+
+
+def too_large() -> QueryCrashed:
+    return QueryCrashed("the query's answer grew past the size limit and was stopped")
 
 
 class ForkExecutor:
@@ -127,43 +173,16 @@ class ForkExecutor:
             # the child caps its output; twice that is the backstop
             data, how = sandbox.read_report(r, self.timeout, 2 * MAX_RESULT_BYTES)
             if how == "late":
-                raise QueryTimeout(f"the query ran longer than {self.timeout:g} s and was stopped; "
-                                   f"narrow it down or add a LIMIT")
+                raise timed_out(self.timeout)
             if how == "large":
-                raise QueryCrashed("the query's answer grew past the size limit and was stopped")
+                raise too_large()
         except BaseException:
             sandbox.reap(pid)
             raise
         finally:
             os.close(r)
-        return self._decode(data, pid, job.fmt)
-
-    @staticmethod
-    def _decode(data: bytes, pid: int, fmt: str) -> QueryAnswer:
         _, status = os.waitpid(pid, 0)
-        head_line, _, body = data.partition(b"\n")
-        try:
-            head = json.loads(head_line) if head_line else None
-        except ValueError:
-            head = None
-        if not isinstance(head, dict):
-            how = (f"signal {os.WTERMSIG(status)}" if os.WIFSIGNALED(status)
-                   else f"exit {os.WEXITSTATUS(status)}")
-            log.warning("a query child died (%s)", how)
-            raise QueryCrashed(f"the query crashed the engine ({how}); it was stopped, the "
-                               f"service is fine — simplify the query")
-        if head.get("ok"):
-            if head.get("length") != len(body) or status != 0:
-                raise QueryCrashed("the query's worker died while sending the answer; retry")
-            return QueryAnswer(body, fmt, bool(head.get("truncated")))
-        kind, message = head.get("kind"), " ".join(str(head.get("message", "")).split())
-        if kind == "syntax":
-            raise QueryError(f"malformed query: {message}")
-        if kind == "evaluation":
-            raise QueryError(f"the query failed: {message}")
-        if kind == "memory":
-            raise QueryCrashed("the query needed too much memory and was stopped; narrow it down")
-        raise QueryCrashed(f"the query failed inside the engine ({message})")
+        return decode(data, job.fmt, status)
 
 
 class RemoteExecutor:
@@ -233,7 +252,15 @@ def _urlencode(form: list[tuple[str, str]]) -> bytes:
     return urlencode(form).encode("ascii")
 
 
-Executor = ForkExecutor | RemoteExecutor
+class Executor(Protocol):
+    """What runs the endpoint's public queries: :class:`ForkExecutor`, :class:`RemoteExecutor`
+    or :class:`.pool.QueryPool`."""
+
+    #: the default graph of a query that names no dataset can be the union of the graphs
+    union_default: bool
+
+    def run(self, job: QueryJob) -> QueryAnswer: ...
+
 
 __all__ = ["Executor", "ForkExecutor", "QueryAnswer", "QueryCrashed", "QueryJob", "QueryTimeout",
-           "RemoteExecutor", "evaluate"]
+           "RemoteExecutor", "decode", "evaluate", "report"]

@@ -15,6 +15,7 @@ from pyoxigraph import Literal, NamedNode, Quad
 from kg_rag.api import KnowledgeGraph
 from kg_rag.namespaces import PREFIXES, SKOS
 from kg_rag.service import create_app
+from kg_rag.service.pool import QueryPool
 from kg_rag.settings import Settings
 from kg_rag.store import EmbeddedStore
 from tests.support.service_server import serve
@@ -24,17 +25,21 @@ G2 = NamedNode("http://example.org/g2")
 COUNT = "SELECT (COUNT(*) AS ?n) WHERE { ?s ?p ?o }"
 
 
-@pytest.fixture(scope="module")
-def client() -> Iterator[httpx.Client]:
-    store = EmbeddedStore(":memory:")
+@pytest.fixture(scope="module", params=["writable", "read-only"])
+def client(request: pytest.FixtureRequest) -> Iterator[httpx.Client]:
+    """A writable service (a child forked per query) and a read-only one (the query pool)."""
+    read_only = request.param == "read-only"
+    store = EmbeddedStore(":memory:", read_only=read_only)
     c = NamedNode("http://example.org/c")
     store.oxigraph.extend([
         Quad(c, NamedNode(str(SKOS) + "prefLabel"), Literal("ענף", language="he"), G1),
         Quad(c, NamedNode(str(SKOS) + "prefLabel"), Literal("branch", language="en"), G1),
         Quad(c, NamedNode(str(SKOS) + "notation"), Literal("7"), G2),
     ])
-    cfg = Settings(query_timeout=5, max_rows=100)
-    with serve(create_app(KnowledgeGraph(store, cfg), cfg, warm=False, slots=2)) as url:
+    cfg = Settings(query_timeout=5, max_rows=100, read_only=read_only)
+    app = create_app(KnowledgeGraph(store, cfg), cfg, warm=False, slots=2)
+    assert isinstance(app.state.sparql.executor, QueryPool) == read_only
+    with serve(app) as url:
         with httpx.Client(base_url=url, timeout=30) as http:
             yield http
 
