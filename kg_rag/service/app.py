@@ -38,13 +38,18 @@ log = logging.getLogger(__name__)
 class _Executors:
     """The executor of public queries for each kind of engine (the store picks one)."""
 
-    def __init__(self, timeout: float, pool: int) -> None:
+    def __init__(self, timeout: float, pool: int, store: object) -> None:
         self.timeout = timeout
         self.pool = pool
+        self.store = store
 
     def embedded(self, engine: pyoxigraph.Store) -> Executor:
         if self.pool > 0:
-            return QueryPool(engine, self.timeout, self.pool)
+            # the embedded store's write counter and lock: its writes retire the children
+            # forked before them, and no child is forked in the middle of one
+            s = self.store
+            return QueryPool(engine, self.timeout, self.pool, writes=lambda: int(getattr(s, "writes", 0)),
+                             write_lock=getattr(s, "write_lock", None))
         return ForkExecutor(engine, self.timeout)
 
     def remote(self, endpoint: str) -> Executor:
@@ -53,11 +58,10 @@ class _Executors:
 
 def make_executor(kg: KnowledgeGraph, config: Settings) -> Executor:
     """Public queries on a remote store go there; on the embedded store each runs in a forked
-    child: a pre-forked, reused one (:mod:`.pool`) when the store is read-only, since a child
-    sees the store as it was at its fork, else a fresh one per query."""
-    pool = config.query_pool if kg.store.read_only else 0
+    child: a pre-forked, reused one (:mod:`.pool`; children forked before the store's last write
+    are retired unused), or one forked for it (``KG_RAG_QUERY_POOL=0``, or no child free)."""
     try:
-        return kg.store.on_engine(_Executors(config.query_timeout, pool))
+        return kg.store.on_engine(_Executors(config.query_timeout, config.query_pool, kg.store))
     except ConfigError:
         raise ConfigError(f"the service cannot run public queries on a "
                           f"{type(kg.store).__name__}") from None

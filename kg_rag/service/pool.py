@@ -10,13 +10,16 @@ replaced, and so is one that crashed, sent too much, failed inside the engine or
 or has answered :data:`MAX_QUERIES` queries. Answers and errors are the per-query child's own,
 byte for byte (the same :func:`.worker.report` and :func:`.worker.decode`).
 
-**Only over a store nothing writes.** A forked child sees the store as it was at the fork (the
-engine's files and caches of that moment, an in-memory store's pages then), so a child forked
-before a write would answer as if it had not happened. The pool is therefore only used when the
-store is read-only (``kg-rag serve --read-only``, see :func:`.app.make_executor`): nothing can
-change it after a fork. A writable service forks a fresh child per query, as before. (A pool
-over a writable store would need a generation counter bumped by every write, so that children
-forked before it are retired before they answer; the store keeps no such counter.)
+**Children forked before a write are retired.** A forked child sees the store as it was at the
+fork (the engine's files and caches of that moment, an in-memory store's pages then), so a child
+forked before a write would answer as if it had not happened. Over a writable store the pool is
+given the store's write counter (:attr:`~kg_rag.store.embedded.EmbeddedStore.writes`, bumped when
+a write starts and when it ends) and its write lock: a child is forked under the lock (never in
+the middle of a write) and remembers the counter; a child whose counter is no longer the store's
+is retired instead of being handed a query, and the keeper forks a current one. A service that
+writes often therefore forks about as often as before; one that writes rarely (the usual case:
+recording is off by default) answers from the pool. Over a read-only store
+(``kg-rag serve --read-only``) nothing changes after a fork.
 
 A query that finds no child idle within ``wait`` seconds, or at once when every child has been
 busy for longer than that (e.g. with queries that run to the deadline), takes a child of its own
@@ -30,12 +33,15 @@ threads come and go; that thread replaces every child that is retired.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import os
 import signal
 import threading
 import time
+from collections.abc import Callable
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 
 import pyoxigraph
@@ -68,6 +74,7 @@ class _Child:
     jobs: int       # the parent's end of the child's job pipe (write)
     reports: int    # the parent's end of the child's report pipe (read)
     served: int = 0
+    writes: int = 0  # the store's write counter when it was forked
 
 
 def _job_line(job: QueryJob) -> bytes:
@@ -104,8 +111,14 @@ class QueryPool:
     union_default = True
 
     def __init__(self, store: pyoxigraph.Store, timeout: float, size: int,
-                 wait: float = WAIT) -> None:
+                 wait: float = WAIT, writes: Callable[[], int] | None = None,
+                 write_lock: AbstractContextManager[object] | None = None) -> None:
+        """``writes``/``write_lock``: the store's write counter and write lock, for a store this
+        process writes (None: nothing writes it; see the module doc)."""
         self.store = store
+        self.writes = writes if writes is not None else (lambda: 0)
+        self.write_lock: AbstractContextManager[object] = (
+            write_lock if write_lock is not None else contextlib.nullcontext())
         self.timeout = timeout
         self.size = max(1, size)
         self.wait = wait
@@ -162,6 +175,7 @@ class QueryPool:
         return answer
 
     def _take(self) -> _Child | None:
+        """An idle child forked since the store's last write, or None (the query forks its own)."""
         with self._cond:
             if self._closed:
                 return None
@@ -172,12 +186,19 @@ class QueryPool:
             slow = time.monotonic() - self.wait
             if not self._idle and 0 < self._live == sum(t < slow for t in self._busy.values()):
                 return None   # every child has been busy for a while: none is about to be free
-            if not self._cond.wait_for(lambda: self._idle or self._closed, self.wait):
-                return None
-            if self._closed:
-                return None
+            end = time.monotonic() + self.wait
+            while True:
+                if not self._cond.wait_for(lambda: self._idle or self._closed,
+                                           max(0.0, end - time.monotonic())):
+                    return None
+                if self._closed:
+                    return None
+                child = self._idle.pop()
+                if child.writes == self.writes():
+                    break
+                # forked before a write: retired (the keeper forks a current one meanwhile)
+                self._retire(child, kill=True)
             self.pooled += 1
-            child = self._idle.pop()
             self._busy[child.pid] = time.monotonic()
             return child
 
@@ -240,7 +261,8 @@ class QueryPool:
 
     def _fork(self) -> _Child:
         parent = os.getpid()
-        with sandbox.FORK_LOCK:
+        with self.write_lock, sandbox.FORK_LOCK:   # never in the middle of a write
+            writes = self.writes()
             jobs_r, jobs_w = os.pipe()
             try:
                 reports_r, reports_w = os.pipe()
@@ -261,7 +283,7 @@ class QueryPool:
             os.close(jobs_r)
             os.close(reports_w)
         os.set_blocking(jobs_w, False)
-        return _Child(pid, jobs_w, reports_r)
+        return _Child(pid, jobs_w, reports_r, writes=writes)
 
     def pids(self) -> list[int]:
         """The idle children's process ids (for tests and diagnostics)."""

@@ -13,7 +13,8 @@ import io
 import logging
 import re
 import threading
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -66,6 +67,8 @@ class EmbeddedStore(Store):
         self.read_only = read_only
         #: held around every write (other processes cannot open the store at all)
         self._writing = threading.RLock()
+        #: bumped when a write starts and when it ends (:attr:`writes`)
+        self._writes = 0
         if path is None or str(path) == ":memory:":
             self.location = ":memory:"
             self._store = pyoxigraph.Store()
@@ -110,6 +113,29 @@ class EmbeddedStore(Store):
 
     def _wrote(self) -> None:
         self.write_failure = None
+
+    @contextmanager
+    def _write_section(self) -> Iterator[None]:
+        """Every write: under the write lock, with :attr:`writes` bumped before and after."""
+        with self._writing:
+            self._writes += 1
+            try:
+                yield
+            finally:
+                self._writes += 1
+
+    @property
+    def writes(self) -> int:
+        """A counter every write bumps when it starts and when it ends: a copy of the store taken
+        (forked) when it read ``n`` is current while it still reads ``n`` (the query pool retires
+        children forked before a write; :mod:`kg_rag.service.pool`)."""
+        return self._writes
+
+    @property
+    def write_lock(self) -> threading.RLock:
+        """Held by every write of this process: whoever holds it sees no write half done (the
+        query pool forks its children under it)."""
+        return self._writing
 
     @property
     def oxigraph(self) -> pyoxigraph.Store:
@@ -194,7 +220,7 @@ class EmbeddedStore(Store):
         if not change:
             return
         self.check_writable()
-        with self._writing:
+        with self._write_section():
             try:
                 adds_only = not change.delete and not any(
                     self._store.contains_named_graph(g) for g in change.drop_graphs)
@@ -212,7 +238,7 @@ class EmbeddedStore(Store):
 
     def execute_update(self, text: str) -> None:
         self.check_writable()
-        with self._writing:
+        with self._write_section():
             try:
                 self._store.update(text)
             except SyntaxError as e:
@@ -225,7 +251,7 @@ class EmbeddedStore(Store):
     def user_update(self, text: str, base_iri: str | None = None) -> None:
         self.check_writable()
         check_user_update(text)
-        with self._writing:
+        with self._write_section():
             try:
                 self._store.update(text, base_iri=base_iri)
             except SyntaxError as e:
@@ -245,7 +271,7 @@ class EmbeddedStore(Store):
     def load_graph(self, graph: NamedNode, quads: Iterable[Quad],
                    progress: Callable[[int], None] | None = None) -> int:
         self.check_writable()
-        with self._writing:
+        with self._write_section():
             return self._load_graph(graph, quads, progress)
 
     def _load_graph(self, graph: NamedNode, quads: Iterable[Quad],
@@ -283,7 +309,7 @@ class EmbeddedStore(Store):
         """Bulk-load an N-Triples file into ``graph`` (replacing it); returns the number of
         statements in the file (lines that are not blank or comments), like the remote store."""
         self.check_writable()
-        with self._writing:
+        with self._write_section():
             self._bulk_load(graph, path)
         with open(path, "rb") as f:
             n = sum(1 for line in f if line.strip() and not line.lstrip().startswith(b"#"))

@@ -1,8 +1,8 @@
-"""The pre-forked query pool of a read-only service (kg_rag/service/pool.py, issue 21): the same
-answers and errors as a child per query, byte for byte; a runaway query killed at the deadline
-and a crashed child replaced, the next query answered by the pool; a writable service keeps a
-fresh child per query, so a write is seen by the next query; concurrent queries over real HTTP;
-no child left once the service stops."""
+"""The pre-forked query pool (kg_rag/service/pool.py, issue 21): the same answers and errors as a
+child per query, byte for byte; a runaway query killed at the deadline and a crashed child
+replaced, the next query answered by the pool; over a writable store, a child forked before a
+write is retired unused, so a write is seen by the next query; concurrent queries over real
+HTTP; no child left once the service stops."""
 
 from __future__ import annotations
 
@@ -25,7 +25,7 @@ from kg_rag.service import create_app, pool
 from kg_rag.service.pool import QueryPool
 from kg_rag.service.worker import ForkExecutor, QueryJob, QueryTimeout
 from kg_rag.settings import Settings, load_settings
-from kg_rag.store import EmbeddedStore
+from kg_rag.store import Change, EmbeddedStore
 from tests.support.service_server import serve
 from tests.unit.store.test_guard_outbound import BOMBS
 
@@ -281,13 +281,53 @@ def test_a_read_only_service_answers_concurrent_queries_from_its_pool(
     assert qp.pids() == [] and children and not any(_alive(pid) for pid in children)
 
 
+def test_a_child_forked_before_a_write_is_retired_unused(tmp_path: Path) -> None:
+    """The store's write counter moves on every write; a child forked before it never answers."""
+    store = EmbeddedStore(tmp_path / "store")
+    store.apply(Change(insert=_quads(5)))
+    qp = QueryPool(store.oxigraph, 5, 1, wait=60, writes=lambda: store.writes,
+                   write_lock=store.write_lock)
+    count = QueryJob("SELECT (COUNT(*) AS ?n) WHERE { GRAPH ?g { ?s ?p ?o } }", "json", None,
+                     None, None, 10)
+    try:
+        assert b'"5"' in qp.run(count).body
+        [first] = _idle_soon(qp)
+        before = store.writes
+        store.apply(Change(insert=[Quad(NamedNode("http://example.org/new"), P, Literal(6), G)]))
+        assert store.writes == before + 2           # bumped as the write began and as it ended
+        assert b'"6"' in qp.run(count).body           # a child forked after the write answered
+        assert qp.retired == 1 and qp.forked == 0 and not _alive_soon(first)
+        assert b'"6"' in qp.run(count).body and qp.retired == 1   # current children stay
+    finally:
+        qp.close()
+        store.close()
+
+
+def _idle_soon(qp: QueryPool) -> list[int]:
+    for _ in range(200):
+        if qp.pids():
+            return qp.pids()
+        time.sleep(0.02)
+    raise AssertionError("the pool forked no child")
+
+
+def _alive_soon(pid: int) -> bool:
+    for _ in range(100):
+        if not _alive(pid):
+            return False
+        time.sleep(0.02)
+    return True
+
+
 def test_a_writable_service_sees_each_write_in_the_next_query(tmp_path: Path) -> None:
-    """A child forked before a write would not see it: a writable store gets a child per query."""
+    """A writable store is served from the pool too: each write retires the children forked
+    before it, so the next query sees it."""
     store = EmbeddedStore(tmp_path / "store")
     store.oxigraph.extend(_quads(5))
     cfg = Settings(allow_updates=True, service_token=TOKEN, query_timeout=5, query_pool=2)
     app = create_app(KnowledgeGraph(store, cfg), cfg, warm=False)
-    assert isinstance(app.state.sparql.executor, ForkExecutor)
+    qp = app.state.sparql.executor
+    assert isinstance(qp, QueryPool)
     count = "SELECT (COUNT(*) AS ?n) WHERE { ?s ?p ?o }"
     with serve(app) as url, httpx.Client(base_url=url, timeout=30) as c:
         for n in range(6, 9):
@@ -299,6 +339,7 @@ def test_a_writable_service_sees_each_write_in_the_next_query(tmp_path: Path) ->
             assert r.status_code == 204
             r = c.get("/sparql", params={"query": count})
             assert r.json()["results"]["bindings"][0]["n"]["value"] == str(n)
+        assert qp.pooled + qp.forked == 3
     store.close()
 
 
