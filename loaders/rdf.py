@@ -80,10 +80,13 @@ def check_xml(path: Path, data: bytes) -> None:
                         f"the <!DOCTYPE …[…]> block")
 
 
-def _parse_quads(path: Path, data: bytes, syntax: str) -> list[Quad]:
+def parse_quads(path: Path, data: bytes, syntax: str, base_iri: str | None = None) -> list[Quad]:
+    """The statements of ``data`` (the file ``path``) as the engine parses them, relative IRIs
+    resolved against ``base_iri`` (default: the file's own URI); a syntax error is one
+    :class:`LoadError` line with its position."""
     rdf_format = SYNTAXES[syntax][0]
     try:
-        return list(pyoxigraph.parse(data, rdf_format, base_iri=path.as_uri()))
+        return list(pyoxigraph.parse(data, rdf_format, base_iri=base_iri or path.as_uri()))
     except SyntaxError as e:
         msg = str(e).splitlines()[0] if str(e) else "syntax error"
         if "LoadDocumentCallback" in msg or "remote context" in msg:
@@ -155,7 +158,7 @@ def parse(path: Path, syntax: str, graph: NamedNode, pipeline: str = "auto") -> 
     data = read_all(path)
     if syntax == "rdfxml" or data[:1024].lstrip().startswith(b"<?xml"):
         check_xml(path, data)
-    quads = _normalise(_parse_quads(path, data, syntax), graph)
+    quads = _normalise(parse_quads(path, data, syntax), graph)
     del data
     checks: list[str] = []
     quads, counts, languages = complete(quads, graph, checks)
