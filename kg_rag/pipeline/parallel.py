@@ -1,29 +1,39 @@
 """Indexing with several processes (``kg-rag index --workers N``): N forked workers read,
 annotate and decide documents; this process alone writes.
 
-The embedded store takes one writer process, and a forked child that reads a store its parent
-goes on writing could meet files the parent's compaction has removed — so the work goes in
-*generations*: the parent forks N workers (they inherit the store, the annotator's lexicon and
-the selector's knowledge base, warmed up first, without loading anything again), they decide up
-to :data:`PER_WORKER` documents each against the store as it is, the
-parent writes their changes in document order and only then forks the next generation. Nothing
-is written while a worker reads.
+The workers are forked after the parent has warmed the annotator's lexicon and the selector's
+knowledge base, so they share them instead of loading them. They must never read a store their
+parent is writing — a forked copy of the embedded engine would meet files the parent's compaction
+has removed, and opening it read-only while it is written is undefined — so they read a snapshot:
+
+* **on-disk embedded store**: the engine's backup of the store at the start of the run (hard
+  links, cheap), opened read-only in each worker. The workers live for the whole run (their
+  caches too), documents stream to them and their changes back, and the parent writes while they
+  decide;
+* **in-memory store** (no backup possible) and **remote store**: *generations* — the parent forks
+  N workers, each decides up to :data:`PER_WORKER` documents against the store as it is, the
+  parent writes their changes and only then forks the next generation; nothing is written while
+  a worker reads.
 
 The result is what :func:`~kg_rag.pipeline.index.index_documents` writes, decision for decision:
-a document that the serial run would decide only after the pending changes are written — the
-same document id again, or a passage whose decision an earlier document of the generation makes
-(it would reuse that decision) — is decided again here, in order, after they are written; its
-worker's answer is dropped. A document that fails in a worker fails the run as it would in the
-serial one (the generations before it are written). Progress within a document (``detail``) is
-not reported from the workers.
+a document that the serial run would decide only after earlier ones are written — the same
+document id again, or a passage whose decision an earlier document of the snapshot's (or the
+generation's) documents makes (it would reuse that decision) — is decided again here, in order,
+after they are written; its worker's answer is dropped. A document that fails in a worker fails
+the run as it would in the serial one (what came before it is written). Progress within a
+document (``detail``) is not reported from the workers.
 """
 
 from __future__ import annotations
 
 import logging
 import multiprocessing
+import shutil
+import tempfile
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
 
 from kg_rag.annotate import Annotator
 from kg_rag.documents import SourceDocument
@@ -39,7 +49,7 @@ from kg_rag.pipeline.index import (
     document_units,
 )
 from kg_rag.senses.base import SenseSelector
-from kg_rag.store import Change, Store
+from kg_rag.store import Change, EmbeddedStore, Store
 
 log = logging.getLogger(__name__)
 
@@ -64,6 +74,12 @@ def _build(doc: SourceDocument) -> Built:
     return change, Tally.of(outcome, langs, len(units)), contexts_of(units)
 
 
+def _read_snapshot(path: str) -> None:
+    """A worker's start (snapshot mode): read the run's snapshot, not the writer's store."""
+    assert _STATE is not None and isinstance(_STATE[0], EmbeddedStore)
+    _STATE[0].read_snapshot(Path(path))
+
+
 def generations(docs: Sequence[SourceDocument], size: int) -> list[list[SourceDocument]]:
     """``docs`` in runs of at most ``size``, in order."""
     return [list(docs[i : i + size]) for i in range(0, len(docs), size)]
@@ -82,37 +98,81 @@ def index_parallel(store: Store, docs: Sequence[SourceDocument], annotator: Anno
                    selector: SenseSelector | None, workers: int,
                    progress: Callable[[int], None] | None = None) -> IndexReport:
     """Index ``docs`` with ``workers`` forked processes (module docstring)."""
-    global _STATE
     if workers < 1:
         raise InputError(f"--workers must be 1 or more, not {workers}")
     t0 = time.perf_counter()
     check_documents(docs)
     warm(annotator, selector)
-    ctx = multiprocessing.get_context("fork")
     tally = Tally()
     writer = Writer(store, progress)
-    for gen in generations(docs, workers * PER_WORKER):
-        _STATE = (store, annotator, selector)
-        try:
-            with ctx.Pool(min(workers, len(gen))) as pool:
-                built = pool.map(_build, gen, chunksize=max(1, len(gen) // (4 * workers)))
-        finally:
-            _STATE = None
-        ids: set[str] = set()          # of this generation's documents so far (written or pending)
-        seen: set[str] = set()         # their passages' context hashes
-        for doc, (change, counts, contexts) in zip(gen, built, strict=True):
-            if doc.id in ids or not seen.isdisjoint(contexts):
-                writer.flush()       # the serial run decides this one after they are written
-                units, langs = document_units(doc, annotator)
-                change, outcome = document_change(store, doc, units, langs, selector)
-                counts, contexts = Tally.of(outcome, langs, len(units)), contexts_of(units)
-            ids.add(doc.id)
-            seen.update(contexts)
-            writer.add(doc, contexts, change)
-            tally.add(counts)
+    folder = None
+    if isinstance(store, EmbeddedStore) and store.location != ":memory:":
+        folder = Path(tempfile.mkdtemp(prefix=".kg-rag-snapshot-", dir=Path(store.location).parent))
+    try:
+        if folder is not None and isinstance(store, EmbeddedStore) and store.snapshot(folder / "store"):
+            _write(_streamed(store, annotator, selector, docs, workers, folder / "store"),
+                   store, annotator, selector, writer, tally)
+        else:
+            for gen in generations(docs, workers * PER_WORKER):
+                _write(_generation(store, annotator, selector, gen, workers),
+                       store, annotator, selector, writer, tally)
         writer.flush()
+    finally:
+        if folder is not None:
+            shutil.rmtree(folder, ignore_errors=True)
     log.info("indexed %d documents with %d workers", len(docs), workers)
     return tally.report(len(docs), time.perf_counter() - t0)
+
+
+def _streamed(store: Store, annotator: Annotator, selector: SenseSelector | None,
+              docs: Sequence[SourceDocument], workers: int,
+              snapshot: Path) -> Iterator[tuple[SourceDocument, Built]]:
+    """Each document and its worker's answer, in order, from workers that read ``snapshot``."""
+    global _STATE
+    _STATE = (store, annotator, selector)
+    try:
+        with ProcessPoolExecutor(min(workers, len(docs)), mp_context=multiprocessing.get_context("fork"),
+                                 initializer=_read_snapshot, initargs=(str(snapshot),)) as pool:
+            try:
+                yield from zip(docs, pool.map(_build, docs, chunksize=4), strict=True)
+            except BaseException:   # a failed document: the rest is not decided for nothing
+                pool.shutdown(wait=True, cancel_futures=True)
+                raise
+    finally:
+        _STATE = None
+
+
+def _generation(store: Store, annotator: Annotator, selector: SenseSelector | None,
+                gen: list[SourceDocument], workers: int) -> Iterator[tuple[SourceDocument, Built]]:
+    """Each document of ``gen`` and its worker's answer, decided against the store as it is."""
+    global _STATE
+    _STATE = (store, annotator, selector)
+    try:
+        with ProcessPoolExecutor(min(workers, len(gen)),
+                                 mp_context=multiprocessing.get_context("fork")) as pool:
+            built = list(pool.map(_build, gen, chunksize=max(1, len(gen) // (4 * workers))))
+    finally:
+        _STATE = None
+    yield from zip(gen, built, strict=True)
+
+
+def _write(answers: Iterable[tuple[SourceDocument, Built]], store: Store, annotator: Annotator,
+           selector: SenseSelector | None, writer: Writer, tally: Tally) -> None:
+    """Write the workers' answers in order; decide again here, after flushing, each document
+    whose decisions depend on one the workers could not see written (module docstring)."""
+    ids: set[str] = set()          # of the documents so far that the workers' store lacks
+    seen: set[str] = set()         # their passages' context hashes
+    for doc, (change, counts, contexts) in answers:
+        if doc.id in ids or not seen.isdisjoint(contexts):
+            writer.flush()       # the serial run decides this one after they are written
+            units, langs = document_units(doc, annotator)
+            change, outcome = document_change(store, doc, units, langs, selector)
+            counts, contexts = Tally.of(outcome, langs, len(units)), contexts_of(units)
+        ids.add(doc.id)
+        seen.update(contexts)
+        writer.add(doc, contexts, change)
+        tally.add(counts)
+    writer.flush()
 
 
 __all__ = ["generations", "index_parallel", "warm"]

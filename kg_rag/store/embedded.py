@@ -344,6 +344,31 @@ class EmbeddedStore(Store):
             raise self._engine_error("listing the graphs", e) from None
         return sorted(graphs, key=lambda g: g.value)
 
+    # --- snapshots for reader processes ----------------------------------------------------
+    def snapshot(self, target: Path) -> bool:
+        """Write a consistent copy of the store to the new folder ``target`` (the engine's backup:
+        hard links to its immutable files on the same file system, so it is cheap), which later
+        writes here do not touch; False for an in-memory store, which has none."""
+        if self.location == ":memory:":
+            return False
+        try:
+            with self._writing:
+                self._store.backup(str(target))
+        except (OSError, RuntimeError) as e:
+            raise self._engine_error("the snapshot", e) from None
+        return True
+
+    def read_snapshot(self, target: Path) -> None:
+        """In a process forked from the writer: read from the snapshot at ``target`` from now
+        on, read-only. The writer's own handle is kept, never used or closed here (closing it
+        would write into the writer's files)."""
+        _KEPT.append(self._store)
+        try:
+            self._store = pyoxigraph.Store.read_only(str(target))
+        except (OSError, RuntimeError) as e:
+            raise self._engine_error("opening the snapshot", e) from None
+        self.read_only = True
+
     def close(self) -> None:
         if self.read_only:
             return
@@ -351,6 +376,10 @@ class EmbeddedStore(Store):
             self._store.flush()
         except (OSError, RuntimeError) as e:  # the writes were committed already; say so, go on
             log.warning("flushing the store at %s failed: %s", self.location, _first_line(e))
+
+
+#: engine handles a forked reader inherited from its writer: kept alive, never closed there
+_KEPT: list[pyoxigraph.Store] = []
 
 
 # --- a user's query on the engine ---------------------------------------------------------------

@@ -48,8 +48,8 @@ def _docs() -> list[SourceDocument]:
     return docs[:2] + [copy, again] + docs[2:]
 
 
-def _kg() -> KnowledgeGraph:
-    kg = KnowledgeGraph(EmbeddedStore(":memory:"))
+def _kg(path: Path | None = None) -> KnowledgeGraph:
+    kg = KnowledgeGraph(EmbeddedStore(path or ":memory:"))
     kg.load([DEMO / "thesaurus.ttl", DEMO / "dictionary.ttl"])
     return kg
 
@@ -61,9 +61,13 @@ def serial() -> tuple[set[str], object]:
     return _graphs(kg.store), rep
 
 
-def test_workers_write_what_the_serial_run_writes(serial: tuple[set[str], object],
+@pytest.mark.parametrize("where", ["memory", "disk"])
+def test_workers_write_what_the_serial_run_writes(serial: tuple[set[str], object], where: str,
+                                                  tmp_path: Path,
                                                   monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(parallel, "PER_WORKER", 4)    # several generations of 2 × 4 documents
+    """In memory: generations of 2 × 4 documents; on disk: workers reading a snapshot for the
+    whole run while this process writes (the snapshot folder is gone afterwards)."""
+    monkeypatch.setattr(parallel, "PER_WORKER", 4)
     redone: list[str] = []
     change = parallel.document_change
 
@@ -72,8 +76,9 @@ def test_workers_write_what_the_serial_run_writes(serial: tuple[set[str], object
         return change(store, doc, *args)
 
     monkeypatch.setattr(parallel, "document_change", in_parent)
-    kg = _kg()
+    kg = _kg(tmp_path / "store" if where == "disk" else None)
     rep = kg.index_documents(_docs(), workers=2)
+    assert sorted(p.name for p in tmp_path.iterdir()) == (["store"] if where == "disk" else [])
     # the copy, the document given again, and the document whose text the latter now repeats
     # were decided again in this process, after the documents they depend on were written (the
     # workers' calls of this function are in their own processes, not seen here)
@@ -86,6 +91,7 @@ def test_workers_write_what_the_serial_run_writes(serial: tuple[set[str], object
     assert rep.reused == want.reused and rep.reused > 0  # type: ignore[attr-defined]
     conforms, report = validate(kg.store)
     assert conforms, report
+    kg.close()
 
 
 def test_more_workers_than_documents_and_bad_counts() -> None:
@@ -96,13 +102,14 @@ def test_more_workers_than_documents_and_bad_counts() -> None:
         kg.index_documents(docs, workers=0)
 
 
-def test_a_bad_document_writes_nothing_of_its_generation() -> None:
-    kg = _kg()
+def test_a_bad_document_writes_nothing(tmp_path: Path) -> None:
+    kg = _kg(tmp_path / "store")
     before = _graphs(kg.store)
     docs = _docs()[:5] + [SourceDocument(id="empty", text="   ")]
     with pytest.raises(InputError, match="is empty"):
         kg.index_documents(docs, workers=2)
     assert _graphs(kg.store) == before
+    kg.close()
 
 
 def test_the_cli_indexes_a_folder_with_workers(tmp_path: Path) -> None:
