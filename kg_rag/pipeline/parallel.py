@@ -37,7 +37,7 @@ from pathlib import Path
 
 from kg_rag.annotate import Annotator
 from kg_rag.documents import SourceDocument
-from kg_rag.errors import InputError
+from kg_rag.errors import InputError, KgRagError
 from kg_rag.pipeline.index import (
     WRITE_BATCH,
     IndexReport,
@@ -105,11 +105,9 @@ def index_parallel(store: Store, docs: Sequence[SourceDocument], annotator: Anno
     warm(annotator, selector)
     tally = Tally()
     writer = Writer(store, progress)
-    folder = None
-    if isinstance(store, EmbeddedStore) and store.location != ":memory:":
-        folder = Path(tempfile.mkdtemp(prefix=".kg-rag-snapshot-", dir=Path(store.location).parent))
+    folder = _snapshot(store)
     try:
-        if folder is not None and isinstance(store, EmbeddedStore) and store.snapshot(folder / "store"):
+        if folder is not None:
             _write(_streamed(store, annotator, selector, docs, workers, folder / "store"),
                    store, annotator, selector, writer, tally)
         else:
@@ -122,6 +120,25 @@ def index_parallel(store: Store, docs: Sequence[SourceDocument], annotator: Anno
             shutil.rmtree(folder, ignore_errors=True)
     log.info("indexed %d documents with %d workers", len(docs), workers)
     return tally.report(len(docs), time.perf_counter() - t0)
+
+
+def _snapshot(store: Store) -> Path | None:
+    """A folder holding a snapshot of ``store`` (as ``store/``), or None where none can be taken
+    (in memory, remote; no room or no permission beside the store: generations instead)."""
+    if not isinstance(store, EmbeddedStore) or store.location == ":memory:":
+        return None
+    try:
+        folder = Path(tempfile.mkdtemp(prefix=".kg-rag-snapshot-", dir=Path(store.location).parent))
+    except OSError as e:
+        log.warning("no snapshot of the store for the workers (%s): indexing in generations", e)
+        return None
+    try:
+        if store.snapshot(folder / "store"):
+            return folder
+    except KgRagError as e:
+        log.warning("%s: indexing in generations", e)
+    shutil.rmtree(folder, ignore_errors=True)
+    return None
 
 
 def _streamed(store: Store, annotator: Annotator, selector: SenseSelector | None,
