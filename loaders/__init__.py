@@ -181,7 +181,7 @@ def load_file(store: Store, path: Path | str, fmt: str = "auto", graph: str | No
         parsed.discard()
     languages = tuple(sorted(lang for lang in parsed.languages if lang))
     write_record(store, SourceRecord(
-        graph=g.value, title=path.name, source=path.as_uri(), kind=parsed.kind,
+        graph=g.value, title=path.name, source=path.name, kind=parsed.kind,
         media_type=parsed.media_type, sha256=sha, loaded_at=now(), triples=n,
         entities=parsed.entities, languages=languages, mapping=mapping_version(parsed.kind),
     ))

@@ -25,7 +25,7 @@ CATALOG_GRAPH = NamedNode(ID + "graph/catalog")
 class SourceRecord:
     graph: str                 # IRI of the source's named graph
     title: str                 # file name
-    source: str                # file:// IRI of the file loaded
+    source: str                # the file's name (never its folder: the catalog is public on a served store)
     kind: str                  # skos | ontolex | wn-lmf | rdf
     media_type: str
     sha256: str
@@ -47,7 +47,7 @@ def record_quads(rec: SourceRecord) -> list[Quad]:
         Quad(g, RDF.type, DCAT.Dataset, c),
         Quad(g, RDF.type, VOID.Dataset, c),
         Quad(g, DCT.term("title"), Literal(rec.title), c),
-        Quad(g, DCT.source, NamedNode(rec.source), c),
+        Quad(g, DCT.source, Literal(rec.source), c),
         Quad(g, KGR.sourceKind, Literal(rec.kind), c),
         Quad(g, DCT.term("format"), Literal(rec.media_type), c),
         Quad(g, KGR.sha256, Literal(rec.sha256), c),

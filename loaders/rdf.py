@@ -82,8 +82,9 @@ def check_xml(path: Path, data: bytes) -> None:
 
 def parse_quads(path: Path, data: bytes, syntax: str, base_iri: str | None = None) -> list[Quad]:
     """The statements of ``data`` (the file ``path``) as the engine parses them, relative IRIs
-    resolved against ``base_iri`` (default: the file's own URI); a syntax error is one
-    :class:`LoadError` line with its position."""
+    resolved against ``base_iri`` (default: the file's own URI; :func:`parse` gives the source
+    graph's, so that no local path ends up in an IRI); a syntax error is one :class:`LoadError`
+    line with its position."""
     rdf_format = SYNTAXES[syntax][0]
     try:
         return list(pyoxigraph.parse(data, rdf_format, base_iri=base_iri or path.as_uri()))
@@ -158,7 +159,9 @@ def parse(path: Path, syntax: str, graph: NamedNode, pipeline: str = "auto") -> 
     data = read_all(path)
     if syntax == "rdfxml" or data[:1024].lstrip().startswith(b"<?xml"):
         check_xml(path, data)
-    quads = _normalise(parse_quads(path, data, syntax), graph)
+    # relative IRIs resolve under the source's own graph IRI: the same on every machine, and no
+    # local path of the loading machine in the store
+    quads = _normalise(parse_quads(path, data, syntax, base_iri=graph.value + "/"), graph)
     del data
     checks: list[str] = []
     quads, counts, languages = complete(quads, graph, checks)

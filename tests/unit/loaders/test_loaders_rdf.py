@@ -198,7 +198,9 @@ def test_catalog_replace_list_drop(mem_store: EmbeddedStore) -> None:
     assert set(recs) == {a.graph, "https://w3id.org/kg-rag/id/source/dictionary"}
     rec = recs[a.graph]
     assert (rec.kind, rec.triples, rec.languages, rec.title) == ("skos", a.triples, ("de", "en", "he"), "skosxl.ttl")
-    assert len(rec.sha256) == 64 and rec.source.startswith("file:///")
+    # the file's name, never the loading machine's folders (the catalog is public when served)
+    assert len(rec.sha256) == 64 and rec.source == "skosxl.ttl"
+    assert not any("file:" in str(q) or str(DATA) in str(q) for q in mem_store.oxigraph)
     assert rec.media_type == "text/turtle" and rec.loaded_at.endswith("Z")
     n_record = sum(1 for _ in mem_store.oxigraph.quads_for_pattern(NamedNode(a.graph), None, None, CATALOG_GRAPH))
     assert n_record == 11 + 3  # eleven properties and three languages, once each
@@ -226,3 +228,16 @@ def test_unesco(shared_data: Path, mem_store: EmbeddedStore) -> None:
         'PREFIX kgr: <https://w3id.org/kg-rag/ns#> SELECT (COUNT(DISTINCT ?c) AS ?n) '
         'WHERE { GRAPH ?g { ?c kgr:matchKey ?k FILTER(lang(?k) = "ar") } }'))
     assert int(rows[0]["n"].value) > 4000
+
+
+def test_relative_iris_resolve_under_the_source_graph_not_the_loading_folder(
+        mem_store: EmbeddedStore, tmp_path: Path) -> None:
+    f = tmp_path / "relative.ttl"
+    f.write_text('@prefix skos: <http://www.w3.org/2004/02/skos/core#> .\n'
+                 '<#c1> a skos:Concept ; skos:prefLabel "one"@en .\n'
+                 '<c2> a skos:Concept ; skos:prefLabel "two"@en ; skos:broader <#c1> .\n',
+                 encoding="utf-8")
+    rep = load_file(mem_store, f)
+    subjects = {q.subject.value for q in mem_store.oxigraph.quads_for_pattern(None, None, None, NamedNode(rep.graph))}
+    assert {rep.graph + "/#c1", rep.graph + "/c2"} <= subjects
+    assert not any(str(tmp_path) in str(q) or "file:" in str(q) for q in mem_store.oxigraph)
