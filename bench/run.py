@@ -20,8 +20,8 @@ from bench.context import SCALES, Ctx
 from bench.measure import ROOT, Unavailable
 
 # in run order: load builds the shared stores the later sections reuse
-SECTIONS = ("load", "lookup", "decide", "annotate", "retrieve", "grow", "service", "workers", "tokens",
-            "cold", "soak")
+SECTIONS = ("load", "lookup", "decide", "annotate", "index", "retrieve", "grow", "service", "workers",
+            "tokens", "cold", "soak")
 #: run only when named (``make soak``): minutes of load, not a comparison with peers
 ON_REQUEST = ("soak",)
 
