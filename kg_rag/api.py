@@ -594,6 +594,17 @@ class KnowledgeGraph:
 
         return [{**asdict(r), "stale": stale(r)} for r in list_sources(self.store)]
 
+    def source_graph(self, name: str) -> str:
+        """The graph IRI of a loaded source named by its IRI (returned as given, known or not)
+        or by its file name as :meth:`sources` lists it (InputError if none or several)."""
+        from loaders import resolve_source
+
+        try:
+            NamedNode(name)
+            return name
+        except ValueError:
+            return resolve_source(self.store, name).graph
+
     def drop_source(self, graph: str, reannotate: bool = False) -> dict[str, int]:
         """Remove a loaded source and its catalog record (NotFoundError if there is none).
 
@@ -604,6 +615,7 @@ class KnowledgeGraph:
         from kg_rag.pipeline.reannotate import documents_of_source
         from loaders import drop_source
 
+        graph = self.source_graph(graph)
         with self.write_lock:
             used = documents_of_source(self.store, graph)
             try:

@@ -29,7 +29,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.set_defaults(func=cmd_sources)
 
     p = sub.add_parser("drop-source", help="remove a loaded source and its catalog record")
-    p.add_argument("graph", metavar="IRI")
+    p.add_argument("graph", metavar="SOURCE",
+                   help="the source's graph IRI, or its file name as `kg-rag sources` lists it")
     p.add_argument("--reannotate", action="store_true",
                    help="annotate the documents that used the source's concepts again, from "
                         "their stored text, with what is still loaded (without it they keep "
@@ -82,12 +83,13 @@ def cmd_sources(args: argparse.Namespace) -> int:
 
 def cmd_drop(args: argparse.Namespace) -> int:
     with KnowledgeGraph(store_from_args(args)) as kg:
-        used = kg.drop_source(args.graph, reannotate=args.reannotate)
+        graph = kg.source_graph(args.graph)
+        used = kg.drop_source(graph, reannotate=args.reannotate)
     if args.json:
-        print_json({"dropped": args.graph, "documents": used,
+        print_json({"dropped": graph, "documents": used,
                     "reannotated": bool(used and args.reannotate)})
         return 0
-    print(f"dropped <{args.graph}>")
+    print(f"dropped <{graph}>")
     if used and args.reannotate:
         print(f"annotated {len(used)} document{'s' if len(used) != 1 else ''} again "
               f"({sum(used.values())} annotations had named its concepts)")

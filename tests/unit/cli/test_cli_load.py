@@ -54,6 +54,11 @@ def test_load_sources_stats_drop(tmp_path: Path, capsys: pytest.CaptureFixture[s
     assert LMF not in out and "skosxl" in out
     code, _, err = run(capsys, store, "drop-source", LMF)
     assert code == 7 and err.count("\n") == 1 and "no loaded source" in err
+    # a file name, as `kg-rag sources` lists it, names the source too; an unknown one is one line
+    code, out, _ = run(capsys, store, "drop-source", "skosxl.ttl")
+    assert code == 0 and "dropped" in out
+    code, _, err = run(capsys, store, "drop-source", "no such.ttl")
+    assert code == 2 and err.count("\n") == 1 and "no loaded source 'no such.ttl'" in err
 
 
 def test_load_errors_are_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
