@@ -67,8 +67,9 @@ class Settings:
     #: estimated syntax-tree depth (operator chains, patterns of a group; see kg_rag.store.guard)
     max_query_chain: int = 1_000
     query_timeout: float = 10.0
-    #: children forked ahead of time for the public /sparql queries of a read-only service (the
-    #: deadline and limits stay; see kg_rag/service/pool.py); 0: a fresh child for every query
+    #: children forked ahead of time for the public /sparql queries (the deadline and limits
+    #: stay; a write retires those forked before it; kg_rag/service/pool.py); 0: a fresh child
+    #: for every query
     query_pool: int = 2
     max_rows: int = 10_000
     service_token: str | None = field(default=None, repr=False)

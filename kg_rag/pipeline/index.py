@@ -103,10 +103,12 @@ def document_change(store: Store, doc: SourceDocument, units: Sequence[Unit], la
 
 
 def build_document(store: Store, doc: SourceDocument, annotator: Annotator,
-                   selector: SenseSelector | None) -> tuple[Change, Outcome, dict[str, int], int]:
+                   selector: SenseSelector | None) -> tuple[Change, Tally, set[str]]:
+    """``doc`` annotated and decided: its change, its figures and its passages' context hashes
+    (:func:`contexts_of`); what a worker of :mod:`kg_rag.pipeline.parallel` sends back."""
     units, langs = document_units(doc, annotator)
     change, outcome = document_change(store, doc, units, langs, selector)
-    return change, outcome, langs, len(units)
+    return change, Tally.of(outcome, langs, len(units)), contexts_of(units)
 
 
 #: documents written in one update (each document stays whole: a crash leaves a document either
@@ -129,10 +131,6 @@ class Writer:
         self.ids: set[str] = set()
         self.contexts: set[str] = set()
         self.quads = 0
-
-    def before(self, doc: SourceDocument, units: Sequence[Unit]) -> None:
-        if self.conflicts(doc, contexts_of(units)):
-            self.flush()
 
     def conflicts(self, doc: SourceDocument, contexts: set[str]) -> bool:
         """Would ``doc`` (its passages' context hashes) have to see the pending changes written
@@ -226,9 +224,11 @@ def index_documents(store: Store, docs: Sequence[SourceDocument], annotator: Ann
     writer = Writer(store, progress)
     for d in docs:
         units, langs = document_units(d, annotator, detail)
-        writer.before(d, units)
+        contexts = contexts_of(units)
+        if writer.conflicts(d, contexts):
+            writer.flush()
         change, outcome = document_change(store, d, units, langs, selector, detail)
-        writer.add(d, contexts_of(units), change)
+        writer.add(d, contexts, change)
         tally.add(Tally.of(outcome, langs, len(units)))
     writer.flush()
     return tally.report(len(docs), time.perf_counter() - t0)

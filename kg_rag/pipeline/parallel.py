@@ -43,10 +43,8 @@ from kg_rag.pipeline.index import (
     IndexReport,
     Tally,
     Writer,
+    build_document,
     check_documents,
-    contexts_of,
-    document_change,
-    document_units,
 )
 from kg_rag.senses.base import SenseSelector
 from kg_rag.store import Change, EmbeddedStore, Store
@@ -68,10 +66,7 @@ Built = tuple[Change, Tally, set[str]]
 def _build(doc: SourceDocument) -> Built:
     """In a worker: the document's change, its figures and its passages' context hashes."""
     assert _STATE is not None
-    store, annotator, selector = _STATE
-    units, langs = document_units(doc, annotator)
-    change, outcome = document_change(store, doc, units, langs, selector)
-    return change, Tally.of(outcome, langs, len(units)), contexts_of(units)
+    return build_document(_STATE[0], doc, _STATE[1], _STATE[2])
 
 
 def _read_snapshot(path: str) -> None:
@@ -182,9 +177,7 @@ def _write(answers: Iterable[tuple[SourceDocument, Built]], store: Store, annota
     for doc, (change, counts, contexts) in answers:
         if doc.id in ids or not seen.isdisjoint(contexts):
             writer.flush()       # the serial run decides this one after they are written
-            units, langs = document_units(doc, annotator)
-            change, outcome = document_change(store, doc, units, langs, selector)
-            counts, contexts = Tally.of(outcome, langs, len(units)), contexts_of(units)
+            change, counts, contexts = build_document(store, doc, annotator, selector)
         ids.add(doc.id)
         seen.update(contexts)
         writer.add(doc, contexts, change)

@@ -2,7 +2,7 @@
 
 The service keeps no state beside the store (and caches derived from it); with the embedded store
 this process owns the store, and the public ``/sparql`` queries run in forked children of it
-(:mod:`.worker`; pre-forked ones over a read-only store, :mod:`.pool`); an authenticated update
+(:mod:`.worker`; pre-forked and reused, :mod:`.pool`); an authenticated update
 is tried in one (:mod:`.preflight`) before it is applied here. Build it with :func:`create_app`
 and run it with uvicorn (``kg-rag serve``).
 """
@@ -38,18 +38,18 @@ log = logging.getLogger(__name__)
 class _Executors:
     """The executor of public queries for each kind of engine (the store picks one)."""
 
-    def __init__(self, timeout: float, pool: int, store: object) -> None:
+    def __init__(self, timeout: float, pool: int, kg: KnowledgeGraph) -> None:
         self.timeout = timeout
         self.pool = pool
-        self.store = store
+        self.kg = kg
 
     def embedded(self, engine: pyoxigraph.Store) -> Executor:
         if self.pool > 0:
-            # the embedded store's write counter and lock: its writes retire the children
-            # forked before them, and no child is forked in the middle of one
-            s = self.store
-            return QueryPool(engine, self.timeout, self.pool, writes=lambda: int(getattr(s, "writes", 0)),
-                             write_lock=getattr(s, "write_lock", None))
+            # the store's write counter and lock: its writes retire the children forked before
+            # them, and no child is forked in the middle of one
+            store = self.kg.store
+            return QueryPool(engine, self.timeout, self.pool, writes=lambda: store.writes,
+                             write_lock=store.write_lock)
         return ForkExecutor(engine, self.timeout)
 
     def remote(self, endpoint: str) -> Executor:
@@ -61,7 +61,7 @@ def make_executor(kg: KnowledgeGraph, config: Settings) -> Executor:
     child: a pre-forked, reused one (:mod:`.pool`; children forked before the store's last write
     are retired unused), or one forked for it (``KG_RAG_QUERY_POOL=0``, or no child free)."""
     try:
-        return kg.store.on_engine(_Executors(config.query_timeout, config.query_pool, kg.store))
+        return kg.store.on_engine(_Executors(config.query_timeout, config.query_pool, kg))
     except ConfigError:
         raise ConfigError(f"the service cannot run public queries on a "
                           f"{type(kg.store).__name__}") from None

@@ -117,8 +117,7 @@ def _judge(data: bytes, status: int) -> None:
             raise UpdateRefused(f"the update crashed the SPARQL engine's parser in a checking "
                                 f"process ({name}) and was not applied (nothing was written; "
                                 f"the service is fine); simplify it or split it")
-        how = (f"signal {os.WTERMSIG(status)}" if os.WIFSIGNALED(status)
-               else f"exit {os.WEXITSTATUS(status)}")
+        how = sandbox.how_it_ended(status)
         log.warning("an update's checking child died (%s)", how)
         raise UpdateCheckFailed(f"the update could not be checked (its checking process ended: "
                                 f"{how}) and was not applied; retry")

@@ -139,34 +139,36 @@ def die_with_parent(parent_pid: int) -> None:
 FORK_LOCK = threading.Lock()
 
 
-def close_sockets() -> None:
-    """Drop the child's copies of the service's sockets, so closing them in the parent works."""
+def _close_fds(which: Callable[[int, int], bool]) -> None:
+    """Close this process's descriptors ``fd`` for which ``which(fd, st_mode)`` holds."""
     try:
         fds = [int(n) for n in os.listdir("/proc/self/fd")]
     except OSError:
         return
     for fd in fds:
         try:
-            if stat.S_ISSOCK(os.fstat(fd).st_mode):
+            if which(fd, os.fstat(fd).st_mode):
                 os.close(fd)
         except OSError:
             pass
+
+
+def close_sockets() -> None:
+    """Drop the child's copies of the service's sockets, so closing them in the parent works."""
+    _close_fds(lambda _, mode: stat.S_ISSOCK(mode))
 
 
 def close_pipes(keep: Iterable[int]) -> None:
     """Drop the child's copies of pipes other than ``keep`` and the standard streams: a
     long-lived child (:mod:`.pool`) must not hold other children's pipes open."""
     kept = {0, 1, 2, *keep}
-    try:
-        fds = [int(n) for n in os.listdir("/proc/self/fd")]
-    except OSError:
-        return
-    for fd in fds:
-        try:
-            if fd not in kept and stat.S_ISFIFO(os.fstat(fd).st_mode):
-                os.close(fd)
-        except OSError:
-            pass
+    _close_fds(lambda fd, mode: fd not in kept and stat.S_ISFIFO(mode))
+
+
+def how_it_ended(status: int) -> str:
+    """A child's wait status in words: ``signal 11`` or ``exit 70``."""
+    return (f"signal {os.WTERMSIG(status)}" if os.WIFSIGNALED(status)
+            else f"exit {os.WEXITSTATUS(status)}")
 
 
 def enter(parent_pid: int, memory_bytes: int) -> None:  # pragma: no cover - child

@@ -5,9 +5,9 @@ stack. So each query of the public ``/sparql`` endpoint runs in a **forked child
 (:class:`ForkExecutor`): the child sees the store exactly as it is at that moment (in memory or on
 disk — the parent keeps owning it), has no network, a memory cap and a lower CPU priority
 (:mod:`.sandbox`), serialises at most ``max_rows`` rows into a pipe and exits. At the deadline the
-parent kills it (SIGKILL) — that really stops the query. A crash kills only the child. Over a
-read-only store the children are forked ahead of time and reused (:mod:`.pool`), with the same
-deadline, limits, answers and errors.
+parent kills it (SIGKILL) — that really stops the query. A crash kills only the child. The
+children are forked ahead of time and reused (:mod:`.pool`; over a writable store, those forked
+before a write are retired unused), with the same deadline, limits, answers and errors.
 
 This executor is the endpoint's own: the REST pipeline never waits for it, so an endless query
 from outside costs one slot and one core for ``query_timeout`` seconds, not the service.
@@ -128,8 +128,7 @@ def decode(data: bytes, fmt: str, status: int) -> QueryAnswer:
     except ValueError:
         head = None
     if not isinstance(head, dict):
-        how = (f"signal {os.WTERMSIG(status)}" if os.WIFSIGNALED(status)
-               else f"exit {os.WEXITSTATUS(status)}")
+        how = sandbox.how_it_ended(status)
         log.warning("a query child died (%s)", how)
         raise QueryCrashed(f"the query crashed the engine ({how}); it was stopped, the "
                            f"service is fine — simplify the query")

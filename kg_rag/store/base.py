@@ -5,6 +5,7 @@ from __future__ import annotations
 import sys
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Mapping
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
@@ -72,6 +73,18 @@ class Store(ABC):
     def health(self) -> str | None:
         """None when the store is fine, else why not (for ``/health``)."""
         return self.write_failure
+
+    @property
+    def writes(self) -> int:
+        """A counter this process's writes bump as they start and as they end (a copy of the
+        store taken while it reads ``n`` is current while it still does); 0 where this process
+        does not hold the engine and cannot count the writes (a remote store)."""
+        return 0
+
+    @property
+    def write_lock(self) -> AbstractContextManager[object]:
+        """Held by every write of this process; whoever holds it sees no write half done."""
+        return nullcontext()
 
     def check_writable(self) -> None:
         """StoreError when this store was opened read-only (called before every write)."""

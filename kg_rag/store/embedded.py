@@ -126,15 +126,12 @@ class EmbeddedStore(Store):
 
     @property
     def writes(self) -> int:
-        """A counter every write bumps when it starts and when it ends: a copy of the store taken
-        (forked) when it read ``n`` is current while it still reads ``n`` (the query pool retires
-        children forked before a write; :mod:`kg_rag.service.pool`)."""
+        """(the query pool retires the children forked before a write: :mod:`kg_rag.service.pool`)"""
         return self._writes
 
     @property
     def write_lock(self) -> threading.RLock:
-        """Held by every write of this process: whoever holds it sees no write half done (the
-        query pool forks its children under it)."""
+        """(the query pool forks its children under it)"""
         return self._writing
 
     @property

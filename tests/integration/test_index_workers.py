@@ -69,13 +69,13 @@ def test_workers_write_what_the_serial_run_writes(serial: tuple[set[str], object
     whole run while this process writes (the snapshot folder is gone afterwards)."""
     monkeypatch.setattr(parallel, "PER_WORKER", 4)
     redone: list[str] = []
-    change = parallel.document_change
+    build = parallel.build_document
 
     def in_parent(store, doc, *args):  # type: ignore[no-untyped-def]
         redone.append(doc.id)
-        return change(store, doc, *args)
+        return build(store, doc, *args)
 
-    monkeypatch.setattr(parallel, "document_change", in_parent)
+    monkeypatch.setattr(parallel, "build_document", in_parent)
     kg = _kg(tmp_path / "store" if where == "disk" else None)
     rep = kg.index_documents(_docs(), workers=2)
     assert sorted(p.name for p in tmp_path.iterdir()) == (["store"] if where == "disk" else [])

@@ -198,7 +198,7 @@ class KnowledgeSelector:
             priors.append(prior_term(comp, w))
             cands = req.mention.candidates
             keys.append(tuple(sorted(c.id for c in cands)) if len(cands) > 1 else None)
-            sharp.append(w.sharpness if comp.informed else 1.0)
+            sharp.append(_sharpness(comp, w))
         return discourse.pooled(keys, totals, priors, sharp, cfg.discourse)
 
     def decide(self, req: SelectionRequest, comp: Components | None,
@@ -210,9 +210,7 @@ class KnowledgeSelector:
         if total is None:
             total = combine(comp, w, self.config.ppr_smoothing)
         m = float(total.max())
-        # calibrated probabilities (Weights.sharpness, fitted on WordNet-scale decisions): a small
-        # dictionary's scores (a thesaurus, the demo) are not tempered, as its margins are not squared
-        p = np.exp((w.sharpness if comp.informed else 1.0) * (total - m))
+        p = np.exp(_sharpness(comp, w) * (total - m))
         p /= p.sum()
         # ties go to the lower sense rank
         best = min(range(len(cands)), key=lambda i: (-round(float(total[i]), 9), comp.ranks[i], i))
@@ -446,6 +444,13 @@ class _BatchMemo:
                                           for ew in _english_words(key[3:]))
             self._english[node] = out
         return out
+
+
+def _sharpness(comp: Components, w: Weights) -> float:
+    """The inverse temperature of ``comp``'s probabilities (Weights.sharpness, fitted on
+    WordNet-scale decisions): a small dictionary's scores (a thesaurus, the demo) are not
+    tempered, as its margins are not squared."""
+    return w.sharpness if comp.informed else 1.0
 
 
 def prior_term(comp: Components, w: Weights) -> np.ndarray:

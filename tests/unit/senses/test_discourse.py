@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from kg_rag.derived import Derived
-from kg_rag.model import Mention, SelectionRequest
+from kg_rag.model import Candidate, Mention, SelectionRequest
 from kg_rag.pipeline.evidence import fetch_evidence
 from kg_rag.senses.knowledge.config import KnowledgeSelectorConfig
 from kg_rag.senses.knowledge.discourse import pooled
@@ -74,7 +74,7 @@ def test_a_mention_without_context_follows_the_texts_other_mentions_of_the_word(
         store: EmbeddedStore) -> None:
     """'look at the bank' alone goes to the sense-rank prior (the money bank); in a text whose
     other 'bank' is clearly the river's, it moves toward the river bank."""
-    river = Mention(29, 34, "river", "en", (load_river_candidate(),))
+    river = Mention(29, 34, "river", "en", (Candidate(ILI + "i3", lemma="river", lang="en", rank=1),))
     first = _bank(store, "they pulled the canoe up on the river bank", 38, (river,))
     second = _bank(store, "look at the bank", 12)
     alone = KnowledgeSelector(store, KnowledgeSelectorConfig(discourse=0.0)).select([first, second])
@@ -85,8 +85,3 @@ def test_a_mention_without_context_follows_the_texts_other_mentions_of_the_word(
     # each alone in its own batch: exactly the unpooled decisions
     assert KnowledgeSelector(store).select([second])[0].scores == alone[1].scores
 
-
-def load_river_candidate():  # type: ignore[no-untyped-def]
-    from kg_rag.model import Candidate
-
-    return Candidate(ILI + "i3", lemma="river", lang="en", rank=1)
