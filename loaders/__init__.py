@@ -5,7 +5,8 @@ RDF/XML, N-Triples, N-Quads, TriG, JSON-LD; gzip transparently), WordNet LMF XML
 XML and JSON (:mod:`loaders.dmlex`), and WordNet sense frequencies (``cntlist.rev``,
 :mod:`loaders.cntlist`).
 A file is parsed and mapped completely before anything is written, so a malformed file leaves
-the store as it was.
+the store as it was — except a WordNet LMF file of a source not loaded yet, which is written as
+it is mapped (:mod:`loaders.streaming`) and dropped again if it turns out malformed.
 
     load_file(store, path) -> LoadReport       # replaces the source if it was loaded before
     drop_source(store, graph_iri)
@@ -39,6 +40,7 @@ from loaders.catalog import (
 )
 from loaders.common import Limits, Parsed, peek, using_limits
 from loaders.iris import source_graph_iri
+from loaders.streaming import stream_into
 
 log = logging.getLogger(__name__)
 
@@ -130,8 +132,8 @@ def parse_file(path: Path, fmt: str = "auto", graph: str | None = None,
         return _parse_file(path, fmt, graph, progress)
 
 
-def _parse_file(path: Path, fmt: str, graph: str | None,
-                progress: Callable[[int], None] | None) -> tuple[NamedNode, Parsed]:
+def _target(path: Path, fmt: str, graph: str | None) -> tuple[NamedNode, str]:
+    """The graph ``path`` goes into and its syntax (LoadError for a bad file or graph)."""
     if not path.is_file():
         raise LoadError(f"{path}: no such file")
     if graph is not None and graph.startswith(_RESERVED):
@@ -142,6 +144,12 @@ def _parse_file(path: Path, fmt: str, graph: str | None,
         g = NamedNode(graph or source_graph_iri(path))
     except ValueError:
         raise LoadError(f"{path}: --graph {graph!r} is not an absolute IRI") from None
+    return g, syntax
+
+
+def _parse_file(path: Path, fmt: str, graph: str | None,
+                progress: Callable[[int], None] | None) -> tuple[NamedNode, Parsed]:
+    g, syntax = _target(path, fmt, graph)
     if syntax == "wn-lmf":
         return g, wnlmf.parse(path, progress)
     if syntax == "cntlist":
@@ -160,10 +168,44 @@ def load_file(store: Store, path: Path | str, fmt: str = "auto", graph: str | No
 
     ``progress`` is called with numbers of triples: as they are mapped (WordNet LMF, whose
     bulk load then reports nothing) or as they are written (RDF files). A file over one of
-    ``limits`` (:class:`Limits`; None: the settings') is refused before the store is touched."""
+    ``limits`` (:class:`Limits`; None: the settings') is refused and the store left as it was
+    (a new WordNet is written while it is mapped, :mod:`loaders.streaming`, and dropped again
+    when it fails; every other source is mapped completely first)."""
     path = Path(path).expanduser().resolve()
     start = time.monotonic()
-    g, parsed = parse_file(path, fmt, graph, progress, limits)
+    with using_limits(limits):
+        g, syntax = _target(path, fmt, graph)
+        if syntax == "wn-lmf" and g not in store.named_graphs():
+            # a new WordNet: loaded while it is mapped (loaders.streaming)
+            try:
+                parsed = stream_into(store, g, path, wnlmf.parse, progress)
+            except (OSError, SyntaxError, RuntimeError) as e:
+                raise StoreError(f"loading {path} into the store failed, the graph {g.value} was "
+                                 f"removed again: {e}") from None
+            n = parsed.triples
+            sha = _sha256(path)
+        else:
+            g, parsed = parse_file(path, fmt, graph, progress, limits)
+            n, sha = _write(store, g, path, parsed, progress)
+    languages = tuple(sorted(lang for lang in parsed.languages if lang))
+    write_record(store, SourceRecord(
+        graph=g.value, title=path.name, source=path.name, kind=parsed.kind,
+        media_type=parsed.media_type, sha256=sha, loaded_at=now(), triples=n,
+        entities=parsed.entities, languages=languages, mapping=mapping_version(parsed.kind),
+    ))
+    seconds = time.monotonic() - start
+    log.info("loaded %s into %s: %d triples in %.1f s", path, g.value, n, seconds)
+    for w in parsed.warnings:
+        log.info("%s: warning: %s", path.name, w)
+    return LoadReport(graph=g.value, path=str(path), kind=parsed.kind, triples=n,
+                      concepts=parsed.concepts, entries=parsed.entries, senses=parsed.senses,
+                      languages=languages, seconds=round(seconds, 3),
+                      warnings=tuple(parsed.warnings))
+
+
+def _write(store: Store, g: NamedNode, path: Path, parsed: Parsed,
+           progress: Callable[[int], None] | None) -> tuple[int, str]:
+    """Write a source mapped completely (replacing its graph); (statements, sha256 of the file)."""
     try:
         sha = _sha256(path)
         try:
@@ -179,20 +221,7 @@ def load_file(store: Store, path: Path | str, fmt: str = "auto", graph: str | No
                              f"removed again: {e}") from None
     finally:
         parsed.discard()
-    languages = tuple(sorted(lang for lang in parsed.languages if lang))
-    write_record(store, SourceRecord(
-        graph=g.value, title=path.name, source=path.name, kind=parsed.kind,
-        media_type=parsed.media_type, sha256=sha, loaded_at=now(), triples=n,
-        entities=parsed.entities, languages=languages, mapping=mapping_version(parsed.kind),
-    ))
-    seconds = time.monotonic() - start
-    log.info("loaded %s into %s: %d triples in %.1f s", path, g.value, n, seconds)
-    for w in parsed.warnings:
-        log.info("%s: warning: %s", path.name, w)
-    return LoadReport(graph=g.value, path=str(path), kind=parsed.kind, triples=n,
-                      concepts=parsed.concepts, entries=parsed.entries, senses=parsed.senses,
-                      languages=languages, seconds=round(seconds, 3),
-                      warnings=tuple(parsed.warnings))
+    return n, sha
 
 
 __all__ = ["FORMATS", "MAPPING_VERSIONS", "Limits", "LoadReport", "detect_format", "drop_source", "list_sources",

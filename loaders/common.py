@@ -14,7 +14,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
-from typing import BinaryIO
+from typing import BinaryIO, TextIO
 from xml.parsers import expat
 
 from pyoxigraph import Quad
@@ -67,16 +67,23 @@ def nt_integer(n: int) -> str:
 
 
 class Spool:
-    """N-Triples lines written to a temporary file, for sources too large for term objects.
+    """N-Triples lines written to a temporary file, for sources too large for term objects — or
+    to ``stream`` (a text stream the caller owns, e.g. a pipe to the store's bulk loader:
+    :func:`loaders.load_file` streams a new source's triples while it is still being mapped).
 
     (Building a ``pyoxigraph.Quad`` costs 3–5 µs in Python; a text line costs 0.3 µs and the
     store's bulk loader parses it in Rust.)
     """
 
-    def __init__(self) -> None:
-        fd, name = tempfile.mkstemp(prefix="kg-rag-load-", suffix=".nt")
-        self.path = Path(name)
-        self._file = os.fdopen(fd, "w", encoding="utf-8")
+    def __init__(self, stream: TextIO | None = None) -> None:
+        self.path: Path | None
+        if stream is None:
+            fd, name = tempfile.mkstemp(prefix="kg-rag-load-", suffix=".nt")
+            self.path = Path(name)
+            self._file: TextIO = os.fdopen(fd, "w", encoding="utf-8")
+        else:
+            self.path = None
+            self._file = stream
         self._buf: list[str] = []
         self.count = 0
 
@@ -95,14 +102,19 @@ class Spool:
         self._file.write("".join(self._buf))
         self._buf.clear()
 
-    def close(self) -> Path:
+    def close(self) -> Path | None:
+        """Write what is buffered; close the spool file (a caller's stream stays open)."""
         self._flush()
-        self._file.close()
+        if self.path is not None:
+            self._file.close()
+        else:
+            self._file.flush()
         return self.path
 
     def abort(self) -> None:
-        self._file.close()
-        self.path.unlink(missing_ok=True)
+        if self.path is not None:
+            self._file.close()
+            self.path.unlink(missing_ok=True)
 
 
 # --- limits on what one source file may make the loader read ------------------------------------

@@ -23,6 +23,7 @@ import logging
 import zlib
 from collections.abc import Callable
 from pathlib import Path
+from typing import TextIO
 from xml.parsers import expat
 
 from pyoxigraph import NamedNode
@@ -314,11 +315,13 @@ def is_lmf(head: bytes) -> bool:
     return b"<LexicalResource" in head
 
 
-def parse(path: Path, progress: Callable[[int], None] | None = None) -> Parsed:
-    """Map the whole file to N-Triples in a spool file; nothing is written to a store.
+def parse(path: Path, progress: Callable[[int], None] | None = None,
+          stream: TextIO | None = None) -> Parsed:
+    """Map the whole file to N-Triples in a spool file (or into ``stream``, as they are mapped:
+    the result's ``ntriples`` is then None); nothing is written to a store.
 
     ``progress`` is called with the number of triples mapped, as the file is read."""
-    spool = Spool()
+    spool = Spool(stream)
     try:
         m = _read(path, spool, progress)
         spool.close()

@@ -7,7 +7,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Mapping
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, BinaryIO, Generic, Protocol, TypeVar
 
 from pyoxigraph import NamedNode, Quad, Triple
 
@@ -153,6 +153,14 @@ class Store(ABC):
 
         return self.load_graph(graph, pyoxigraph.parse(path=path, format=pyoxigraph.RdfFormat.N_TRIPLES),
                                progress)
+
+    def load_ntriples_stream(self, graph: NamedNode, stream: BinaryIO) -> None:
+        """Replace ``graph`` with the N-Triples ``stream`` delivers, read to its end (a loader
+        streams a large new source while it maps it). By default the stream is parsed and passed
+        to :meth:`load_graph`; the embedded store bulk-loads it."""
+        import pyoxigraph
+
+        self.load_graph(graph, pyoxigraph.parse(stream, format=pyoxigraph.RdfFormat.N_TRIPLES))
 
     def drop_graph(self, graph: NamedNode) -> None:
         self.apply(Change(drop_graphs=[graph]))

@@ -16,7 +16,7 @@ import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import pyoxigraph
 from pyoxigraph import NamedNode, Quad, QueryBoolean, QuerySolutions, QueryTriples, Triple
@@ -314,11 +314,21 @@ class EmbeddedStore(Store):
             progress(n)
         return n
 
-    def _bulk_load(self, graph: NamedNode, path: str) -> None:
+    def load_ntriples_stream(self, graph: NamedNode, stream: BinaryIO) -> None:
+        """Bulk-load N-Triples as ``stream`` delivers them (the engine parses and writes while
+        the producer, e.g. a loader in another thread, still maps the source)."""
+        self.check_writable()
+        with self._write_section():
+            self._bulk_load(graph, stream)
+
+    def _bulk_load(self, graph: NamedNode, source: str | BinaryIO) -> None:
         try:
             if self._store.contains_named_graph(graph):
                 self._store.remove_graph(graph)
-            self._store.bulk_load(path=path, format=pyoxigraph.RdfFormat.N_TRIPLES, to_graph=graph)
+            if isinstance(source, str):
+                self._store.bulk_load(path=source, format=pyoxigraph.RdfFormat.N_TRIPLES, to_graph=graph)
+            else:
+                self._store.bulk_load(source, format=pyoxigraph.RdfFormat.N_TRIPLES, to_graph=graph)
             self._store.flush()
         except (OSError, RuntimeError) as e:
             self._drop_partial(graph)
