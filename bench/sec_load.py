@@ -11,6 +11,7 @@ from bench.report import Section, Target, fmt_ratio, fmt_stat, ratio_range, runs
 TITLE = "load a lexicon: Open English WordNet 2025 into an on-disk store"
 TARGETS = [
     ("OEWN load, wall time vs `oxigraph load` of the same triples", "≤ 1.5× oxigraph"),
+    ("OEWN load, wall time vs `oxigraph load` of the same triples (issue 17)", "≤ 1.2× oxigraph"),
     ("OEWN load, wall time vs `wn.add()`", "faster than wn.add() (< 1×)"),
     ("OEWN load, peak memory", "< 2 GB (issue 2)"),
 ]
@@ -98,16 +99,19 @@ def run(ctx: Ctx, sec: Section) -> None:
     sec.targets.append(Target(TARGETS[0][0], fmt_stat(Stat.of(ours_w)), fmt_stat(Stat.of(ox_w)),
                               fmt_ratio(r_ox) + cpu_ratio("oxigraph load (N-Triples)"),
                               TARGETS[0][1], r_ox[0] <= 1.5))
+    sec.targets.append(Target(TARGETS[1][0], fmt_stat(Stat.of(ours_w)), fmt_stat(Stat.of(ox_w)),
+                              fmt_ratio(r_ox) + cpu_ratio("oxigraph load (N-Triples)"),
+                              TARGETS[1][1], r_ox[0] <= 1.2))
     if "wn.add()" in runs:
         wn_w = [r.wall for r in runs["wn.add()"]]
         r_wn = ratio_range(ours_w, wn_w)
-        sec.targets.append(Target(TARGETS[1][0], fmt_stat(Stat.of(ours_w)), fmt_stat(Stat.of(wn_w)),
-                                  fmt_ratio(r_wn) + cpu_ratio("wn.add()"), TARGETS[1][1], r_wn[0] < 1.0))
+        sec.targets.append(Target(TARGETS[2][0], fmt_stat(Stat.of(ours_w)), fmt_stat(Stat.of(wn_w)),
+                                  fmt_ratio(r_wn) + cpu_ratio("wn.add()"), TARGETS[2][1], r_wn[0] < 1.0))
     else:
-        sec.targets.append(Target(*TARGETS[1][:1], "—", "—", "—", TARGETS[1][1], None,
+        sec.targets.append(Target(*TARGETS[2][:1], "—", "—", "—", TARGETS[2][1], None,
                                   "the wn library is not installed (pip install '.[eval]')"))
     peak = max(r.rss_mb for r in runs["kg-rag load"])
-    sec.targets.append(Target(TARGETS[2][0], f"{peak:.0f} MB", "—", "—", TARGETS[2][1], peak < 2048))
+    sec.targets.append(Target(TARGETS[3][0], f"{peak:.0f} MB", "—", "—", TARGETS[3][1], peak < 2048))
     cpu = Stat.of([r.cpu for r in runs["kg-rag load"]]).median
     sec.say(f"Our load used {cpu / Stat.of(ours_w).median:.2f} CPU-seconds per wall second "
             "(2 cores; far below 1 means the machine was busy with other work). Wall ratios are "
