@@ -3,8 +3,8 @@
 simplemma ships each language's dictionary LZMA-compressed and front-coded; decoding one into a
 ``dict`` is pure Python, 0.06 s (Hebrew) to 0.9 s (Russian) in every new process, and indexing a
 multilingual corpus decodes six of them (every language of the candidates' evidence texts). The
-decoded dictionary is written once under ``Settings.cache_dir`` as two flat byte arrays of
-NUL-separated keys and values in the dictionary's own (sorted) key order — no pickles — and read
+decoded dictionary is written once under ``Settings.cache_dir`` as one file of NUL-separated
+keys and values, alternating (after a format line), in the dictionary's own (sorted) key order — no pickles — and read
 back into a :class:`SortedDictionary`: a lookup is a binary search of the sorted keys. simplemma's
 strategies only ``get`` from a dictionary, so the lemmas are those of simplemma's own dictionaries
 (``tests/unit/text/test_lemmatiser.py`` compares every entry of a language).
@@ -22,7 +22,6 @@ from collections.abc import Iterator, Mapping
 from importlib.metadata import version
 from pathlib import Path
 
-import numpy as np
 from simplemma import Lemmatizer
 from simplemma.strategies.default import DefaultStrategy
 from simplemma.strategies.dictionaries.dictionary_factory import (
@@ -37,6 +36,7 @@ log = logging.getLogger(__name__)
 #: bumped when the file layout changes
 CACHE_FORMAT = 1
 _SEP = b"\0"
+_MAGIC = b"kg-rag simplemma dictionary 1"   # the file's first entry
 
 
 class SortedDictionary(DecodedStrMapping):
@@ -68,7 +68,7 @@ def cache_path(lang: str, cache_dir: str | Path | None = None) -> Path:
         from kg_rag.settings import settings
 
         cache_dir = settings().cache_dir
-    return Path(cache_dir) / f"simplemma-{version('simplemma')}-{CACHE_FORMAT}" / f"{lang}.npz"
+    return Path(cache_dir) / f"simplemma-{version('simplemma')}-{CACHE_FORMAT}" / f"{lang}.bin"
 
 
 def read_cached(path: Path) -> SortedDictionary | None:
@@ -76,16 +76,16 @@ def read_cached(path: Path) -> SortedDictionary | None:
     if not path.is_file():
         return None
     try:
-        with np.load(path, allow_pickle=False) as z:
-            keys = z["keys"].tobytes().split(_SEP)
-            values = z["values"].tobytes().split(_SEP)
-    except (OSError, ValueError, KeyError) as e:
+        blob = path.read_bytes()
+    except OSError as e:
         log.warning("ignoring the unreadable lemma dictionary cache %s (%s)", path, e)
         return None
-    if len(keys) != len(values):
-        log.warning("ignoring the lemma dictionary cache %s: %d keys, %d values", path,
-                    len(keys), len(values))
+    parts = blob.split(_SEP)
+    del blob
+    if parts[0] != _MAGIC or len(parts) % 2 == 0:
+        log.warning("ignoring the lemma dictionary cache %s: not one this version wrote whole", path)
         return None
+    keys, values = parts[1::2], parts[2::2]
     return SortedDictionary(keys, values)
 
 
@@ -101,9 +101,9 @@ def write_cached(path: Path, decoded: dict[bytes, bytes]) -> bool:
         return False
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(f".{os.getpid()}.tmp.npz")  # one per writer: processes may race
-        np.savez(tmp, keys=np.frombuffer(_SEP.join(keys), dtype=np.uint8),
-                 values=np.frombuffer(_SEP.join(values), dtype=np.uint8))
+        tmp = path.with_suffix(f".{os.getpid()}.tmp")  # one per writer: processes may race
+        with open(tmp, "wb") as f:
+            f.write(_SEP.join([_MAGIC, *(x for kv in decoded.items() for x in kv)]))
         os.replace(tmp, path)
     except OSError as e:
         log.warning("could not write the lemma dictionary cache %s: %s", path, e)
