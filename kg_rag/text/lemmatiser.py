@@ -3,9 +3,10 @@
 simplemma ships each language's dictionary LZMA-compressed and front-coded; decoding one into a
 ``dict`` is pure Python, 0.06 s (Hebrew) to 0.9 s (Russian) in every new process, and indexing a
 multilingual corpus decodes six of them (every language of the candidates' evidence texts). The
-decoded dictionary is written once under ``Settings.cache_dir`` as one file of NUL-separated
-keys and values, alternating (after a format line), in the dictionary's own (sorted) key order — no pickles — and read
-back into a :class:`SortedDictionary`: a lookup is a binary search of the sorted keys. simplemma's
+decoded dictionary is written once under ``Settings.cache_dir`` as one file — a line with the
+parts' lengths, the NUL-separated keys in the dictionary's own (sorted) order, the distinct
+lemmas, and each key's lemma number; no pickles — and read back into a
+:class:`SortedDictionary`: a lookup is a binary search of the sorted keys. simplemma's
 strategies only ``get`` from a dictionary, so the lemmas are those of simplemma's own dictionaries
 (``tests/unit/text/test_lemmatiser.py`` compares every entry of a language).
 
@@ -22,6 +23,7 @@ from collections.abc import Iterator, Mapping
 from importlib.metadata import version
 from pathlib import Path
 
+import numpy as np
 from simplemma import Lemmatizer
 from simplemma.strategies.default import DefaultStrategy
 from simplemma.strategies.dictionaries.dictionary_factory import (
@@ -36,23 +38,27 @@ log = logging.getLogger(__name__)
 #: bumped when the file layout changes
 CACHE_FORMAT = 1
 _SEP = b"\0"
-_MAGIC = b"kg-rag simplemma dictionary 1"   # the file's first entry
+#: the file's first line: this, then the byte lengths of its three parts
+_MAGIC = b"kg-rag-simplemma-dictionary"
 
 
 class SortedDictionary(DecodedStrMapping):
-    """A simplemma dictionary as its sorted keys and their values (bytes), looked up by bisection."""
+    """A simplemma dictionary as its sorted keys, its distinct values and each key's value
+    number (bytes; lemmas recur, each is held once), looked up by bisection."""
 
-    __slots__ = ("_keys", "_values")
+    __slots__ = ("_keys", "_lemmas", "_which")
 
-    def __init__(self, keys: list[bytes], values: list[bytes]) -> None:
+    def __init__(self, keys: list[bytes], lemmas: list[bytes], which: np.ndarray) -> None:
         self._keys = keys
-        self._values = values
+        self._lemmas = lemmas
+        self._which = which
 
     def _lookup(self, key: str) -> str | None:
         k = key.encode()
         i = bisect_left(self._keys, k)
         if i < len(self._keys) and self._keys[i] == k:
-            return self._values[i].decode()
+            lemma: bytes = self._lemmas[int(self._which[i])]
+            return lemma.decode()
         return None
 
     def __iter__(self) -> Iterator[str]:
@@ -72,21 +78,30 @@ def cache_path(lang: str, cache_dir: str | Path | None = None) -> Path:
 
 
 def read_cached(path: Path) -> SortedDictionary | None:
-    """The dictionary kept at ``path``; None when there is none or it cannot be read."""
+    """The dictionary kept at ``path``; None when there is none or it cannot be read whole."""
     if not path.is_file():
         return None
     try:
-        blob = path.read_bytes()
+        with open(path, "rb") as f:
+            head = f.readline().split()
+            if len(head) != 4 or head[0] != _MAGIC or not all(h.isdigit() for h in head[1:]):
+                log.warning("ignoring the lemma dictionary cache %s: not one this version wrote", path)
+                return None
+            sizes = [int(h) for h in head[1:]]
+            parts = [f.read(n) for n in sizes]    # keys, distinct values, value numbers
+            whole = [len(b) for b in parts] == sizes and not f.read(1)
     except OSError as e:
         log.warning("ignoring the unreadable lemma dictionary cache %s (%s)", path, e)
         return None
-    parts = blob.split(_SEP)
-    del blob
-    if parts[0] != _MAGIC or len(parts) % 2 == 0:
-        log.warning("ignoring the lemma dictionary cache %s: not one this version wrote whole", path)
+    if whole:
+        keys = parts[0].split(_SEP)
+        lemmas = parts[1].split(_SEP)
+        which = np.frombuffer(parts[2], dtype="<u4")
+        whole = len(which) == len(keys) and (not len(which) or int(which.max()) < len(lemmas))
+    if not whole:
+        log.warning("ignoring the truncated lemma dictionary cache %s", path)
         return None
-    keys, values = parts[1::2], parts[2::2]
-    return SortedDictionary(keys, values)
+    return SortedDictionary(keys, lemmas, which)
 
 
 def write_cached(path: Path, decoded: dict[bytes, bytes]) -> bool:
@@ -94,16 +109,21 @@ def write_cached(path: Path, decoded: dict[bytes, bytes]) -> bool:
     NUL-separated entries (unsorted keys, a NUL in an entry, an empty dictionary) or the
     folder cannot be written."""
     keys = list(decoded)
-    if not keys or any(a >= b for a, b in zip(keys, keys[1:])):
+    if not keys or any(a >= b for a, b in zip(keys, keys[1:], strict=False)):
         return False
-    values = list(decoded.values())
-    if any(_SEP in k for k in keys) or any(_SEP in v for v in values):
+    numbers: dict[bytes, int] = {}
+    which = np.fromiter((numbers.setdefault(v, len(numbers)) for v in decoded.values()),
+                        dtype="<u4", count=len(keys))
+    if any(_SEP in k for k in keys) or any(_SEP in v for v in numbers):
         return False
+    parts = [_SEP.join(keys), _SEP.join(numbers), which.tobytes()]
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_suffix(f".{os.getpid()}.tmp")  # one per writer: processes may race
         with open(tmp, "wb") as f:
-            f.write(_SEP.join([_MAGIC, *(x for kv in decoded.items() for x in kv)]))
+            f.write(b" ".join([_MAGIC, *(b"%d" % len(b) for b in parts)]) + b"\n")
+            for b in parts:
+                f.write(b)
         os.replace(tmp, path)
     except OSError as e:
         log.warning("could not write the lemma dictionary cache %s: %s", path, e)

@@ -56,6 +56,16 @@ def test_an_unreadable_or_missing_cache_falls_back_to_decoding(tmp_path: Path) -
         CachedDictionaryFactory(tmp_path).get_dictionary("xx")
 
 
+def test_a_truncated_cache_is_decoded_again(tmp_path: Path) -> None:
+    CachedDictionaryFactory(tmp_path).get_dictionary("he")
+    path = cache_path("he", tmp_path)
+    path.write_bytes(path.read_bytes()[:-3])
+    assert lemmatiser.read_cached(path) is None
+    d = CachedDictionaryFactory(tmp_path).get_dictionary("he")
+    assert len(d) == len(_load_dictionary_from_disk("he"))
+    assert lemmatiser.read_cached(path) is not None     # written whole again
+
+
 def test_an_unwritable_cache_folder_still_lemmatises(tmp_path: Path) -> None:
     blocker = tmp_path / "file"
     blocker.write_text("")
