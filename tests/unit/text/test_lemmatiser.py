@@ -75,3 +75,13 @@ def test_an_unwritable_cache_folder_still_lemmatises(tmp_path: Path) -> None:
 
 def test_analyse_lemmatises_through_the_kept_dictionaries() -> None:
     assert lemmatiser.lemmatize("branches", "en") == simplemma.lemmatize("branches", lang="en")
+
+
+def test_the_kept_dictionary_is_not_walked_by_the_garbage_collector(tmp_path: Path) -> None:
+    import gc
+
+    CachedDictionaryFactory(tmp_path).get_dictionary("he")
+    kept = lemmatiser.read_cached(cache_path("he", tmp_path))
+    assert kept is not None
+    gc.collect()
+    assert not gc.is_tracked(kept._keys) and not gc.is_tracked(kept._lemmas)
