@@ -24,12 +24,20 @@ import logging
 from functools import cache, lru_cache
 from importlib import resources
 
+import simplemma
 from simplemma.strategies.dictionaries.dictionary_factory import SUPPORTED_LANGUAGES
 
 from kg_rag.text import hebrew
-from kg_rag.text.lemmatiser import lemmatize
 from kg_rag.text.normalise import match_key, strip_bidi, strip_niqqud
 from kg_rag.text.tokenise import gloss_tokens
+
+try:
+    from kg_rag.text.lemmatiser import lemmatize
+except ImportError:  # a simplemma without 2.x's dictionary factories: its dictionaries as they come
+
+    def lemmatize(token: str, lang: str) -> str:
+        return simplemma.lemmatize(token, lang=lang)
+
 
 log = logging.getLogger(__name__)
 
