@@ -359,18 +359,15 @@ class KnowledgeSelector:
     def _lesk(self, kb: KnowledgeBase, p: _Prepared) -> list[float]:
         idf = kb.idf
         unseen = math.log(len(kb.nodes) + 1)
-        weighted = []   # each context word's weight and IDF, looked up once for all candidates
-        for wd, cw in p.context.items():
-            j = kb.word_index.get(wd)
-            weighted.append((wd, cw, float(idf[j]) if j is not None and idf is not None else unseen))
         out = []
         for i in range(len(p.request.mention.candidates)):
             sig = self._signature(kb, i, p)
             total = 0.0
-            for wd, cw, wi in weighted:
+            for wd, cw in p.context.items():
                 sw = sig.get(wd)
                 if sw:
-                    total += cw * sw * wi
+                    j = kb.word_index.get(wd)
+                    total += cw * sw * (float(idf[j]) if j is not None and idf is not None else unseen)
             out.append(total)
         return out
 
