@@ -16,6 +16,8 @@ module              public names
                     ``analyses``, ``fallback_forms``, ``clean_surface``, ``how_rank``,
                     ``HOW_ORDER``; ``gloss_words`` (content-word lemmas for gloss overlap) and
                     ``gloss_stopwords``
+:mod:`.lemmatiser`  ``lemmatize``: simplemma's, its dictionaries kept decoded under the cache
+                    folder (``CachedDictionaryFactory``, ``SortedDictionary``)
 :mod:`.hebrew`      ``PREFIXES``, ``prefix_splits``, ``suffix_guesses``, ``final_form``,
                     ``is_hebrew_word``, ``MIN_STEM``
 :mod:`.hebrew_affixes`  ``split_affixes`` (where a known lemma sits in a word: prefix, stem,

@@ -8,7 +8,8 @@ Every plausible analysis is kept — the dictionary and then the sense selector 
     analyses("branches", "branches", "en")
     # (("branches", "surface"), ("branch", "lemma"))
 
-Lemmas come from simplemma (offline, knows Hebrew and Arabic) through one wrapper: :func:`lemmas`
+Lemmas come from simplemma (offline, knows Hebrew and Arabic; its dictionaries kept decoded by
+:mod:`.lemmatiser`) through one wrapper: :func:`lemmas`
 (every lemma of a word, for the annotator) and :func:`lemma` (the lemma of its match key, for gloss
 overlap), both for the languages simplemma has data for and nothing (resp. the word itself) for
 the others. Hebrew prefix letters are peeled off by :mod:`.hebrew`; suffix guesses are a separate
@@ -29,6 +30,14 @@ from simplemma.strategies.dictionaries.dictionary_factory import SUPPORTED_LANGU
 from kg_rag.text import hebrew
 from kg_rag.text.normalise import match_key, strip_bidi, strip_niqqud
 from kg_rag.text.tokenise import gloss_tokens
+
+try:
+    from kg_rag.text.lemmatiser import lemmatize
+except ImportError:  # a simplemma without 2.x's dictionary factories: its dictionaries as they come
+
+    def lemmatize(token: str, lang: str) -> str:
+        return simplemma.lemmatize(token, lang=lang)
+
 
 log = logging.getLogger(__name__)
 
@@ -94,7 +103,7 @@ def lemmas(surface: str, lang: str) -> tuple[str, ...]:
     key = match_key(surface)
     out: dict[str, None] = {}
     for w in dict.fromkeys((surface, key)):
-        found = match_key(simplemma.lemmatize(w, lang=code))
+        found = match_key(lemmatize(w, code))
         if found and found != key:
             out.setdefault(found, None)
     return tuple(out)
@@ -106,7 +115,7 @@ def lemma(word: str, lang: str) -> str:
     for a language simplemma has no data for."""
     key = match_key(word)
     code = _lemma_code(lang)
-    return key if code is None else match_key(simplemma.lemmatize(key, lang=code))
+    return key if code is None else match_key(lemmatize(key, code))
 
 
 def gloss_words(text: str, lang: str) -> list[str]:

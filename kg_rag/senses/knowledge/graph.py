@@ -76,7 +76,7 @@ class KnowledgeBase:
     word_index: dict[str, int] = field(default_factory=dict)
     _matrix: sp.csr_matrix | None = None
     _ordered: tuple[sp.csr_matrix, np.ndarray] | None = None
-    _inv: dict[int, list[str]] | None = None
+    _inv: tuple[np.ndarray, np.ndarray] | None = None
     idf: np.ndarray | None = None
     df: np.ndarray | None = None
     cache: dict[str, object] = field(default_factory=dict)  # derived tables (kg_rag.senses.knowledge.prior)
@@ -108,17 +108,22 @@ class KnowledgeBase:
         return list(zip(self.lemma_nodes[a:b].tolist(), self.lemma_ranks[a:b].tolist(), strict=True))
 
     def lemmas_of(self, node: int) -> list[str]:
-        """The "lang:key" lemmas that can mean ``node`` (built lazily)."""
-        inv = self._lemmas_by_node()
-        return inv.get(node, [])
+        """The "lang:key" lemmas that can mean ``node``, in the order of :attr:`lemma_keys` (its
+        index is built on first use)."""
+        nodes, keys = self._lemmas_by_node()
+        at = nodes.dtype.type(node)   # (a Python int would have the whole column converted)
+        a, b = np.searchsorted(nodes, at, "left"), np.searchsorted(nodes, at, "right")
+        return [self.lemma_keys[k] for k in keys[a:b].tolist()]
 
-    def _lemmas_by_node(self) -> dict[int, list[str]]:
+    def _lemmas_by_node(self) -> tuple[np.ndarray, np.ndarray]:
+        """Every (node, lemma key number) of the lemma table, by node and then key number (a
+        stable sort of the table's node column)."""
         if self._inv is None:
-            inv: dict[int, list[str]] = {}
-            for k, key in enumerate(self.lemma_keys):
-                for n in self.lemma_nodes[self.lemma_ptr[k] : self.lemma_ptr[k + 1]].tolist():
-                    inv.setdefault(n, []).append(key)
-            self._inv = inv
+            n = int(self.lemma_ptr[-1]) if len(self.lemma_ptr) else 0
+            nodes = self.lemma_nodes[:n]
+            keys = np.repeat(np.arange(len(self.lemma_keys)), np.diff(self.lemma_ptr))
+            order = np.argsort(nodes, kind="stable")
+            self._inv = (nodes[order], keys[order])
         return self._inv
 
     def neighbours(self, node: int) -> np.ndarray:

@@ -171,3 +171,25 @@ def test_ppr_on_a_local_subgraph_equals_the_plain_iteration_there() -> None:
     want = _dense_ppr(kb, seeds, np.arange(3000), 20)
     for t in targets:
         assert whole[t] == pytest.approx(want[t], rel=1e-4, abs=1e-9)
+
+
+def test_lemmas_of_a_node_are_the_lemma_tables_inverse() -> None:
+    """``lemmas_of`` (a stable sort of the lemma table's node column) lists, for every node, the
+    lemma keys whose rows name it in key order, repeats kept — as inverting the table row by row."""
+    rng = np.random.default_rng(7)
+    n, keys = 50, [f"{lang}:w{i}" for i in range(40) for lang in ("en", "fr")]
+    counts = rng.integers(0, 5, len(keys))
+    ptr = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
+    nodes = rng.integers(0, n, int(ptr[-1])).astype(np.int32)
+    kb = _random_kb(n, 100, 7)
+    kb.lemma_keys, kb.lemma_ptr, kb.lemma_nodes = keys, ptr, nodes
+    kb.lemma_ranks = np.ones(len(nodes), dtype=np.int32)
+    expected: dict[int, list[str]] = {}
+    for k, key in enumerate(keys):
+        for node in nodes[ptr[k] : ptr[k + 1]].tolist():
+            expected.setdefault(node, []).append(key)
+    assert any(len(v) != len(set(v)) for v in expected.values())   # a repeat is covered
+    for node in range(n):
+        assert kb.lemmas_of(node) == expected.get(node, [])
+    empty = _random_kb(3, 4, 1)
+    assert [empty.lemmas_of(i) for i in range(3)] == [[], [], []]
