@@ -5,6 +5,13 @@ the graphs it drops exists, it deletes nothing: a first index, new decisions) go
 as quads (``Store.extend``), not as update text to render and parse — the same result, since
 dropping a missing graph changes nothing; any other runs as its update. The store's write lock
 makes the existence check and the write one step against this process's other writers.
+
+An add-only change of more than :data:`PART` quads (a long document: a 100 kB text is ~700,000
+quads) is written in transactions of :data:`PART` quads: the engine holds a transaction's writes
+in memory, ~1.6 kB a quad, so one transaction for a 1 MB text needed over 10 GB. Each part keeps
+only the quads the store does not hold yet, and a part that fails removes the parts written
+before it, so a failed write still leaves the store as it was; while such a change is written,
+a reader of this store may see part of it.
 """
 
 from __future__ import annotations
@@ -56,6 +63,8 @@ _GRAPH_FORMATS = {
     "rdfxml": (pyoxigraph.RdfFormat.RDF_XML, "application/rdf+xml"),
 }
 BULK_THRESHOLD = 200_000  # quads; above this a load goes through bulk_extend (not transactional)
+#: quads per transaction of a large add-only change (see the module doc)
+PART = 100_000
 
 
 class EmbeddedStore(Store):
@@ -227,11 +236,35 @@ class EmbeddedStore(Store):
                 self.execute_update(change.render())
                 return
             check_quads(change.insert)   # what the update text would refuse
-            try:
-                self._store.extend(change.insert)   # one transaction: all of it or nothing
-            except (OSError, RuntimeError) as e:
-                raise self._write_failed("the update (nothing was written)", e) from None
+            if len(change.insert) <= PART:
+                try:
+                    self._store.extend(change.insert)   # one transaction: all of it or nothing
+                except (OSError, RuntimeError) as e:
+                    raise self._write_failed("the update (nothing was written)", e) from None
+            else:
+                self._extend_in_parts(change.insert)
             self._wrote()
+
+    def _extend_in_parts(self, quads: Sequence[Quad]) -> None:
+        """Add ``quads`` in transactions of :data:`PART`; on failure remove what was added."""
+        added: list[list[Quad]] = []
+        try:
+            for i in range(0, len(quads), PART):
+                part = [q for q in quads[i : i + PART] if q not in self._store]
+                self._store.extend(part)
+                added.append(part)
+                self._store.flush()   # the engine's write buffers to disk: memory stays bounded
+        except BaseException as e:
+            for part in added:
+                try:
+                    for q in part:
+                        self._store.remove(q)
+                except Exception:  # noqa: BLE001 - the original error is raised below
+                    log.exception("could not remove the part of a failed write already written")
+                    break
+            if isinstance(e, (OSError, RuntimeError)):
+                raise self._write_failed("the update (nothing was written)", e) from None
+            raise
 
     def execute_update(self, text: str) -> None:
         self.check_writable()

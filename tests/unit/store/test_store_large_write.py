@@ -1,0 +1,76 @@
+"""A large add-only change (a long document) is written in parts, so the engine never holds
+it in one transaction; the result is the one-transaction result, and a part that fails leaves
+the store as it was — quads it held before the write included."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pyoxigraph
+import pytest
+from pyoxigraph import Literal, NamedNode, Quad
+
+from kg_rag.errors import StoreError
+from kg_rag.store import Change, EmbeddedStore
+from kg_rag.store import embedded as embedded_module
+
+G = NamedNode("urn:kgr-test:doc")
+SHARED = NamedNode("urn:kgr-test:shared")
+P = NamedNode("urn:kgr-test:p")
+
+
+def _quads(n: int) -> list[Quad]:
+    return [Quad(NamedNode(f"urn:kgr-test:s{i}"), P, Literal(f"v{i}"), G) for i in range(n)]
+
+
+def _all(store: EmbeddedStore) -> set[str]:
+    return {str(q) for q in store.oxigraph}
+
+
+@pytest.fixture
+def small_parts(monkeypatch: pytest.MonkeyPatch) -> int:
+    monkeypatch.setattr(embedded_module, "PART", 10)
+    return 10
+
+
+def test_a_large_change_in_parts_equals_one_transaction(small_parts: int, tmp_path: Path) -> None:
+    quads = _quads(95)
+    with EmbeddedStore(tmp_path / "parts") as parts, EmbeddedStore(":memory:") as whole:
+        parts.apply(Change(insert=quads))
+        whole.oxigraph.extend(quads)
+        assert _all(parts) == _all(whole) and len(parts.oxigraph) == 95
+        assert parts.writes == 2  # one write, however many parts
+
+
+class _FailingEngine:
+    """The engine, failing at its ``fail_at``-th ``extend`` as a full disk would."""
+
+    def __init__(self, engine: pyoxigraph.Store, fail_at: int) -> None:
+        self._engine, self._left = engine, fail_at
+
+    def extend(self, quads: list[Quad]) -> None:
+        self._left -= 1
+        if self._left == 0:
+            raise OSError("No space left on device")
+        self._engine.extend(quads)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._engine, name)
+
+    def __contains__(self, q: Quad) -> bool:
+        return q in self._engine
+
+
+def test_a_part_failing_removes_the_parts_before_it_and_keeps_what_was_there(small_parts: int) -> None:
+    before = Quad(NamedNode("urn:kgr-test:agent"), P, Literal("known"), SHARED)
+    with EmbeddedStore(":memory:") as store:
+        store.apply(Change(insert=[before]))
+        held = _all(store)
+        engine = store.oxigraph
+        store._store = _FailingEngine(engine, fail_at=4)  # type: ignore[assignment]
+        # the quad the store already held is part of the change, in its first part
+        with pytest.raises(StoreError, match="nothing was written"):
+            store.apply(Change(insert=[before, *_quads(60)]))
+        store._store = engine
+        assert _all(store) == held
