@@ -180,8 +180,7 @@ def load_file(store: Store, path: Path | str, fmt: str = "auto", graph: str | No
             try:
                 parsed = stream_into(store, g, path, wnlmf.parse, progress)
             except (OSError, SyntaxError, RuntimeError) as e:
-                raise StoreError(f"loading {path} into the store failed, the graph {g.value} was "
-                                 f"removed again: {e}") from None
+                raise _write_failed(path, g, e) from None
             n = parsed.triples
             sha = _sha256(path)
         else:
@@ -217,11 +216,16 @@ def _write(store: Store, g: NamedNode, path: Path, parsed: Parsed,
             else:
                 n = store.load_graph(g, parsed.quads, progress)
         except (OSError, SyntaxError, ValueError) as e:
-            raise StoreError(f"loading {path} into the store failed, the graph {g.value} was "
-                             f"removed again: {e}") from None
+            raise _write_failed(path, g, e) from None
     finally:
         parsed.discard()
     return n, sha
+
+
+def _write_failed(path: Path, g: NamedNode, e: BaseException) -> StoreError:
+    """An engine error while writing ``path`` (the store has removed the graph again)."""
+    return StoreError(f"loading {path} into the store failed, the graph {g.value} was removed "
+                      f"again: {e}")
 
 
 __all__ = ["FORMATS", "MAPPING_VERSIONS", "Limits", "LoadReport", "detect_format", "drop_source", "list_sources",
