@@ -233,10 +233,27 @@ def _is_label(text: str) -> bool:
     return len(text) <= 24 and len(text.split()) <= 3
 
 
-def _sense_line(sid: str, ev: SenseEvidence, ctx_lang: str, target_lang: str, show_pos: bool,
-                budget: int) -> str:
-    """One sense: cheap and telling parts first (translation into the documents' language or
-    English, one definition cut to fit), then examples, more definitions, other languages."""
+@dataclass(frozen=True, slots=True)
+class SenseParts:
+    """What a sense line can say of one sense, each part cleaned, de-duplicated and ordered by
+    preferred language (the documents' language or English first for glosses, the context's
+    first for usage): the line's head (id and bracketed tags), definitions, examples, grouped
+    translations and labels, and usage notes. ``gloss_langs`` is that order, for the
+    templates' further parts."""
+
+    head: str
+    gloss_langs: list[str]
+    definitions: list[LangText]
+    examples: list[LangText]
+    translations: list[str]
+    labels: list[str]
+    notes: list[str]
+
+
+def sense_parts(sid: str, ev: SenseEvidence, ctx_lang: str, target_lang: str, show_pos: bool,
+                tag_budget: int) -> SenseParts:
+    """:class:`SenseParts` of ``ev`` under the id ``sid``; its tags (part of speech, register
+    labels) cut to ``tag_budget`` estimated tokens."""
     cand = ev.candidate
     gloss_langs = [x for x in dict.fromkeys((target_lang, "en", ctx_lang)) if x]
     usage_langs = [x for x in dict.fromkeys((ctx_lang, target_lang, "en")) if x]
@@ -244,43 +261,68 @@ def _sense_line(sid: str, ev: SenseEvidence, ctx_lang: str, target_lang: str, sh
     usage = _pick(ev.usage, gloss_langs)
     tags += [u.text for u in usage if _is_label(u.text)]
     notes = [f"note@{u.lang or 'und'} {quote(u.text)}" for u in usage if not _is_label(u.text)]
-    tag_text = truncate("; ".join(tags), max(budget // 3, 4)) if tags else ""
-    head = sid + (f" [{tag_text}]" if tag_text else "")
-    defs = _pick(ev.definitions, gloss_langs)
-    examples = _pick(ev.examples, usage_langs)
+    tag_text = truncate("; ".join(tags), tag_budget) if tags else ""
     lemma_keys = {clean(cand.lemma).casefold()} if cand.lemma else set()
     translations = _grouped(_pick(ev.translations, gloss_langs), "tr", lemma_keys)
     tr_keys = {clean(t.text).casefold() for t in ev.translations} | lemma_keys
-    labels = _grouped(_pick(ev.labels, gloss_langs), "lbl", tr_keys)
-    parts: list[str] = [head]
-    used = estimate_tokens(head)
+    return SenseParts(sid + (f" [{tag_text}]" if tag_text else ""), gloss_langs,
+                      _pick(ev.definitions, gloss_langs), _pick(ev.examples, usage_langs),
+                      translations, _grouped(_pick(ev.labels, gloss_langs), "lbl", tr_keys), notes)
 
-    def add(part: str) -> None:
-        nonlocal used
+
+class Line:
+    """A sense line filled within ``budget`` estimated tokens: :meth:`add` appends a part only
+    if it fits, :meth:`add_cut` appends a definition cut to the room given."""
+
+    def __init__(self, head: str, budget: int) -> None:
+        self.parts = [head]
+        self.used = estimate_tokens(head)
+        self.budget = budget
+
+    def add(self, part: str) -> None:
         cost = estimate_tokens(" " + part)
-        if used + cost <= budget:
-            parts.append(part)
-            used += cost
+        if self.used + cost <= self.budget:
+            self.parts.append(part)
+            self.used += cost
 
-    if translations:
-        add(translations[0])
+    def left(self, prefix: str) -> int:
+        """The tokens left after ``prefix``."""
+        return self.budget - self.used - estimate_tokens(" " + prefix)
+
+    def add_cut(self, prefix: str, text: str, room: int) -> None:
+        cut = truncate(text, room)
+        if cut:
+            part = prefix + quote(cut)
+            self.parts.append(part)
+            self.used += estimate_tokens(" " + part)
+
+    def text(self) -> str:
+        return " ".join(self.parts)
+
+
+def _sense_line(sid: str, ev: SenseEvidence, ctx_lang: str, target_lang: str, show_pos: bool,
+                budget: int) -> str:
+    """One sense: cheap and telling parts first (translation into the documents' language or
+    English, one definition cut to fit), then examples, more definitions, other languages."""
+    sp = sense_parts(sid, ev, ctx_lang, target_lang, show_pos, max(budget // 3, 4))
+    defs, examples = sp.definitions, sp.examples
+    line = Line(sp.head, budget)
+    if sp.translations:
+        line.add(sp.translations[0])
     if defs:  # one definition always, cut to what is left
         prefix = f"def@{defs[0].lang or 'und'} "
-        cut = truncate(defs[0].text, budget - used - estimate_tokens(" " + prefix))
-        if cut:
-            parts.append(prefix + quote(cut))
-            used += estimate_tokens(" " + prefix + quote(cut))
-    elif labels:
-        add(labels[0])
+        line.add_cut(prefix, defs[0].text, line.left(prefix))
+    elif sp.labels:
+        line.add(sp.labels[0])
     for ex in examples[:1]:
-        add(f"ex@{ex.lang or 'und'} {quote(ex.text)}")
+        line.add(f"ex@{ex.lang or 'und'} {quote(ex.text)}")
     for d in [d for d in defs[1:] if d.lang != defs[0].lang][:1]:
-        add(f"def@{d.lang or 'und'} {quote(d.text)}")
-    for part in translations[1:3] + notes[:1] + labels[:3]:
-        add(part)
+        line.add(f"def@{d.lang or 'und'} {quote(d.text)}")
+    for part in sp.translations[1:3] + sp.notes[:1] + sp.labels[:3]:
+        line.add(part)
     for ex in examples[1:2]:
-        add(f"ex@{ex.lang or 'und'} {quote(ex.text)}")
-    return " ".join(parts)
+        line.add(f"ex@{ex.lang or 'und'} {quote(ex.text)}")
+    return line.text()
 
 
 def _context(req: SelectionRequest, budget: int) -> str:

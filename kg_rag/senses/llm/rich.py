@@ -23,12 +23,13 @@ from collections.abc import Sequence
 
 from kg_rag.model import SelectionRequest, SenseEvidence
 from kg_rag.senses.llm.prompt import (
+    Line,
     _grouped,
-    _is_label,
     _pick,
     clean,
     estimate_tokens,
     quote,
+    sense_parts,
     truncate,
 )
 from kg_rag.text.normalise import base_language
@@ -104,57 +105,32 @@ def _window(text: str, budget: int) -> str:
 def sense_line(sid: str, ev: SenseEvidence, ctx_lang: str, target_lang: str, show_pos: bool,
                budget: int) -> str:
     """One sense, everything the dictionary and thesaurus say of it that fits ``budget``."""
-    cand = ev.candidate
-    gloss_langs = [x for x in dict.fromkeys((target_lang, "en", ctx_lang)) if x]
-    usage_langs = [x for x in dict.fromkeys((ctx_lang, target_lang, "en")) if x]
-    tags = [cand.pos] if cand.pos and show_pos else []
-    usage = _pick(ev.usage, gloss_langs)
-    tags += [u.text for u in usage if _is_label(u.text)]
-    notes = [f"note@{u.lang or 'und'} {quote(u.text)}" for u in usage if not _is_label(u.text)]
-    tag_text = truncate("; ".join(tags), max(budget // 4, 6)) if tags else ""
-    head = sid + (f" [{tag_text}]" if tag_text else "")
-    defs = _pick(ev.definitions, gloss_langs)
-    examples = _pick(ev.examples, usage_langs)
-    lemma_keys = {clean(cand.lemma).casefold()} if cand.lemma else set()
-    translations = _grouped(_pick(ev.translations, gloss_langs), "tr", lemma_keys)
-    tr_keys = {clean(t.text).casefold() for t in ev.translations} | lemma_keys
-    labels = _grouped(_pick(ev.labels, gloss_langs), "lbl", tr_keys)
-    under = _grouped(_pick(ev.broader, gloss_langs), "under", set())
-    scheme = _pick(ev.schemes, gloss_langs)[:1]
-    parts, used = [head], estimate_tokens(head)
-
-    def add(part: str) -> None:
-        nonlocal used
-        cost = estimate_tokens(" " + part)
-        if used + cost <= budget:
-            parts.append(part)
-            used += cost
-
+    sp = sense_parts(sid, ev, ctx_lang, target_lang, show_pos, max(budget // 4, 6))
+    defs, examples, labels = sp.definitions, sp.examples, sp.labels
+    under = _grouped(_pick(ev.broader, sp.gloss_langs), "under", set())
+    scheme = _pick(ev.schemes, sp.gloss_langs)[:1]
+    line = Line(sp.head, budget)
     if defs:  # one definition always, cut to what is left after a translation's room
         prefix = f"def@{defs[0].lang or 'und'} "
-        room = budget - used - estimate_tokens(" " + prefix) - (8 if translations else 0)
-        cut = truncate(defs[0].text, max(room, 6))
-        if cut:
-            parts.append(prefix + quote(cut))
-            used += estimate_tokens(" " + prefix + quote(cut))
+        line.add_cut(prefix, defs[0].text, max(line.left(prefix) - (8 if sp.translations else 0), 6))
     elif labels:
-        add(labels[0])
+        line.add(labels[0])
         labels = labels[1:]
-    for part in translations[:1]:
-        add(part)
+    for part in sp.translations[:1]:
+        line.add(part)
     for ex in examples[:1]:
-        add(f"ex@{ex.lang or 'und'} {quote(ex.text)}")
+        line.add(f"ex@{ex.lang or 'und'} {quote(ex.text)}")
     for part in under[:1]:
-        add(part)
+        line.add(part)
     for d in [d for d in defs[1:] if d.lang != defs[0].lang][:1]:
-        add(f"def@{d.lang or 'und'} {quote(d.text)}")
+        line.add(f"def@{d.lang or 'und'} {quote(d.text)}")
     for ex in examples[1:2]:
-        add(f"ex@{ex.lang or 'und'} {quote(ex.text)}")
+        line.add(f"ex@{ex.lang or 'und'} {quote(ex.text)}")
     for s in scheme:
-        add(f"in {quote(s.text)}")
-    for part in translations[1:4] + labels[:3] + notes[:2]:
-        add(part)
-    return " ".join(parts)
+        line.add(f"in {quote(s.text)}")
+    for part in sp.translations[1:4] + labels[:3] + sp.notes[:2]:
+        line.add(part)
+    return line.text()
 
 
 def mention_block(mid: str, req: SelectionRequest, ids: Sequence[tuple[str, str]],
