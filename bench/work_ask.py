@@ -8,7 +8,7 @@ counted apart (the API answers them with no results and a reason). The first 3 q
 warm the caches and are reported apart. With CONCEPTS_OUT, the query concepts of each question
 are rebuilt from the answer by the code ``ask`` runs (``retrieve.mention_reading``,
 ``question_concepts``, ``expand`` with ``kg.retrieval``), and the retrieval query ``rank`` runs,
-``select-documents-by-candidate``, is timed alone (so the peer engine, rdflib, can run the same
+``select-document-postings``, is timed alone (so the peer engine, rdflib, can run the same
 query with the same VALUES), then ``rank`` itself (query, decision weights, scores, texts, spans,
 labels) with the same concepts.
 """
@@ -78,7 +78,7 @@ def main(argv: list[str]) -> int:
             iris = [NamedNode(c.iri) for c in qc]
             if iris:
                 b = time.perf_counter()
-                rows = kg.store.select("select-documents-by-candidate", values=Values.column("concept", iris))
+                rows = kg.store.select("select-document-postings", values=Values.column("concept", iris))
                 q_lat.append(time.perf_counter() - b)
                 b = time.perf_counter()
                 ranked = rank(kg.store, qc, k, ans.lang, kg.retrieval)

@@ -3,7 +3,7 @@
     python -m bench.work_peers bm25 CORPUS.jsonl QUESTIONS.jsonl K
         BM25 (bm25s) over the same documents: index once, then one query per question.
     python -m bench.work_peers rdflib DOCS.nq CONCEPTS.json [BUDGET_S]
-        The same retrieval query (``sparql/select-documents-by-candidate.rq`` with the same VALUES
+        The same retrieval query (``sparql/select-document-postings.rq`` with the same VALUES
         as ours) run by rdflib's in-memory SPARQL engine over the documents' graphs.
     python -m bench.work_peers oxquery DOCS.nq CONCEPTS.json STORE_DIR
         The same query through our store API on a store holding exactly the same quads.
@@ -70,7 +70,7 @@ def rdflib_query(nq: str, concepts_file: str, budget_s: str = "600") -> dict[str
     ds = rdflib.Dataset()
     ds.parse(nq, format="nquads")
     t_load = time.perf_counter() - t0
-    q = queries.get("select-documents-by-candidate")
+    q = queries.get("select-document-postings")
     work = json.loads(Path(concepts_file).read_text(encoding="utf-8"))
     lat: list[float] = []
     rows: list[int] = []
@@ -122,7 +122,7 @@ def oxquery(nq: str, concepts_file: str, store_dir: str) -> dict[str, object]:
     for item in work:
         vals = Values.column("concept", [NamedNode(c) for c in item["concepts"]])
         a = time.perf_counter()
-        res = st.select("select-documents-by-candidate", values=vals)
+        res = st.select("select-document-postings", values=vals)
         lat.append(time.perf_counter() - a)
         rows.append(len(res))
     st.close()

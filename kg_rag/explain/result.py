@@ -38,6 +38,7 @@ from kg_rag.pipeline.retrieve import (
     QueryConcept,
     QuestionReading,
     Scores,
+    document_readings,
     expand,
     focus_mentions,
     mention_reading,
@@ -86,7 +87,7 @@ def explain_result(store: Store, question: str, document: str) -> Explanation:
     scores = score(store, expanded, config)
     triples = list(base.triples) + record_triples + link_triples + doc_triples
     summary = summarise(question, triples)
-    summary["result"] = _links(summary, triples, document, expanded, mentions, scores,
+    summary["result"] = _links(store, summary, triples, document, expanded, mentions, scores,
                                config.match == "fused")
     summary["result"]["retrieval"] = {k: v for k, v in recorded.items() if k != "config"}
     focused = focus_mentions([(m.start, m.end) for m in readings], recorded["focus"])
@@ -149,12 +150,12 @@ def _reading(m: dict[str, Any], wsd: str) -> QuestionReading:
     return mention_reading(mention, selection, dec["iri"] if dec else None, wsd == WsdMode.NONE.value)
 
 
-def _links(summary: dict[str, Any], triples: list[Triple], doc: str, expanded: list[QueryConcept],
+def _links(store: Store, summary: dict[str, Any], triples: list[Triple], doc: str, expanded: list[QueryConcept],
            mentions: list[dict[str, Any]], scores: Scores, fused: bool) -> dict[str, Any]:
     g = GraphIndex(triples)
     lang = summary.get("owner", {}).get("language", "en")
     by_iri = {c.iri: c for c in expanded}
-    counted_by = scores.readings.get(doc, {})   # concept → annotation → what the ranking counted
+    counted_by = document_readings(store, doc, scores.postings.get(doc, {}))   # concept → annotation → p
     links: list[dict[str, Any]] = []
     for target in g.subjects(OA.hasSource, doc):
         for ann in g.subjects(OA.hasTarget, target):

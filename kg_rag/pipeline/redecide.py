@@ -45,7 +45,7 @@ from kg_rag.annotate import Annotator
 from kg_rag.errors import InputError, NotFoundError, SelectionError
 from kg_rag.model import Mention, Selection, SelectionRequest
 from kg_rag.namespaces import KGR, OA, XSD
-from kg_rag.pipeline import record
+from kg_rag.pipeline import postings, record
 from kg_rag.pipeline.decide import Decided, Unit, load_decisions, selection_requests
 from kg_rag.pipeline.index import shift
 from kg_rag.senses.base import SenseSelector
@@ -503,7 +503,9 @@ def _write(store: Store, lock: threading.RLock, doc: NamedNode, plan: _Plan,
                               d.reused or d.decision in recorded)
             delete += dq
             insert += iq
-        store.apply(Change(delete=delete, insert=insert))
+        # the document's postings follow its annotations, in the same update
+        pd, pi = postings.rewrite(store, doc, {d.annotation: d.decision for d in done}, insert)
+        store.apply(Change(delete=delete + pd, insert=insert + pi))
     return True
 
 

@@ -8,7 +8,7 @@ shifts as documents are added. The relevance is read from the same evidence and 
 * for one question mention m, with probabilities p_m(c) over its candidate concepts (its
   decision's; equal over the candidates under label matching or without a decision), and a
   document whose annotations of concept c mean c with probabilities p_a(c) (their decisions'; an
-  undecided annotation's readings among the question's concepts counted equally, an unambiguous
+  undecided annotation's readings counted equally over its candidate concepts, an unambiguous
   one 1), the probability that the document means c somewhere is
   a(c) = 1 − Π_a (1 − p_a(c)) (decisions taken as independent), and the probability that it
   shares the mention's meaning is cov_m = Σ_c p_m(c) · match(c), where match(c) is a(c) or,
@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from kg_rag.pipeline.postings import Posting
     from kg_rag.pipeline.retrieve import QueryConcept, QuestionReading, Scores
 
 
@@ -70,20 +71,12 @@ def readings_of(concepts: Sequence[QueryConcept]) -> list[QuestionReading]:
             for i, cs in sorted(groups.items())]
 
 
-def document_meanings(readings: Mapping[str, Mapping[str, float]],
-                      undecided: Mapping[str, int]) -> dict[str, float]:
-    """concept → a(c), the probability that one of the document's annotations means it
-    (``readings``: concept → annotation → its decision's probability of the concept;
-    ``undecided``: annotation → how many query concepts are among its candidates, for the
-    annotations without a decision)."""
-    out = {}
-    for c, anns in readings.items():
-        miss = 1.0
-        for ann, p in anns.items():
-            n = undecided.get(ann)
-            miss *= 1.0 - (min(1.0, max(0.0, p)) if n is None else 1.0 / max(1, n))
-        out[c] = 1.0 - miss
-    return out
+def document_meanings(postings: Mapping[str, Posting]) -> dict[str, float]:
+    """concept → a(c), the probability that one of the document's annotations means it, from
+    the document's postings (:mod:`~kg_rag.pipeline.postings`: 1 − Π (1 − p) over the
+    annotations with c among their candidates, p their decision's probability of c; an
+    annotation without a decision counts 1/k for each of its k candidate concepts)."""
+    return {c: p.meaning for c, p in postings.items()}
 
 
 def relevance(readings: Sequence[QuestionReading], focused: set[int],
@@ -92,7 +85,7 @@ def relevance(readings: Sequence[QuestionReading], focused: set[int],
     """The relevance of ``doc`` (see the module doc): ``readings`` the question's mentions,
     ``focused`` the indexes of the focus mentions among them, ``concepts`` the expanded query
     concepts the ranking scored, ``scores`` its working."""
-    meant = document_meanings(scores.readings.get(doc, {}), scores.undecided.get(doc, {}))
+    meant = document_meanings(scores.postings.get(doc, {}))
     via: dict[str, float] = {}   # question concept → the best neighbour evidence λ · a(n)
     for qc in concepts:
         if qc.source is not None and qc.iri in meant:

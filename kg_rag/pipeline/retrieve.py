@@ -28,13 +28,15 @@ import math
 import sys
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from types import MappingProxyType
 
 from pyoxigraph import NamedNode
 
 from kg_rag.derived import Derived, Table
 from kg_rag.model import Contribution, MatchedConcept, Mention, Result, Selection
+from kg_rag.pipeline.postings import Posting, probabilities
+from kg_rag.pipeline.postings import read as read_postings
 from kg_rag.pipeline.ranking_config import DEFAULT, RetrievalConfig
 from kg_rag.pipeline.relevance import Relevance, readings_of, relevance
 from kg_rag.store import Store, Values
@@ -192,16 +194,6 @@ def _cut(text: str, width: int) -> str:
     return (head.rsplit(" ", 1)[0] if " " in head else head).rstrip(" ,;:") + "…"
 
 
-def probabilities(scores: Mapping[str, float]) -> dict[str, float]:
-    """A decision's scores as probabilities over its candidate concepts (normalised; the
-    selectors' scores already are, up to rounding); readings without probability are left out,
-    and a decision without any positive score says nothing."""
-    total = sum(v for v in scores.values() if v > 0)
-    if total <= 0:
-        return {}
-    return {c: v / total for c, v in scores.items() if v > 0}
-
-
 def focus_mentions(spans: Sequence[tuple[int, int]], focus: tuple[int, int] | None) -> set[int]:
     """Which of a question's mention spans a focus span selects: those that match it best
     (overlap minus the part outside the focus), so a phrase selected as a whole is the focus and
@@ -261,12 +253,8 @@ class Scores:
     concepts: dict[str, QueryConcept]
     #: what each matched concept added
     terms: dict[str, list[Term]]
-    #: concept → annotation → the probability its decision gives the concept (1: undecided)
-    readings: dict[str, dict[str, dict[str, float]]]
-    #: concept → the annotations that counted
-    hits: dict[str, dict[str, list[str]]]
-    #: annotation without a decision → how many query concepts are among its candidates
-    undecided: dict[str, dict[str, int]] = field(default_factory=dict)
+    #: document → concept → its posting (annotations counted, summed probability, meaning)
+    postings: dict[str, dict[str, Posting]]
 
     def score(self, doc: str) -> float:
         """The sum of the document's contributions (in their order)."""
@@ -282,56 +270,58 @@ class Scores:
             src = qc.source or qc
             out.append(Contribution(src.iri, t.concept, qc.relation, src.weight, src.probability,
                                     qc.expansion_weight, t.focus, t.idf, t.label, t.agreement,
-                                    len(self.readings[doc][t.concept]), t.counted))
+                                    self.postings[doc][t.concept].labels, t.counted))
         return tuple(out)
 
 
-def _tf(values: Iterable[float]) -> float:
+def _tf(total: float) -> float:
     """Evidence summed over a document's annotations, sublinear above 1 (1 + ln)."""
-    tf = sum(values)
-    return tf if tf <= 1 else 1.0 + math.log(tf)
+    return total if total <= 1 else 1.0 + math.log(total)
 
 
 def score(store: Store, concepts: Sequence[QueryConcept], config: RetrievalConfig = DEFAULT) -> Scores:
     """Every document meeting the query concepts, with what each concept added to its score
     (:class:`Term`): focus boost × rarity (idf) × (label weight × the document's annotations of
     the concept + probability × the same annotations weighed by their decisions' probability of
-    it). ``config.match`` ``label`` leaves the second term out."""
+    it), read from the documents' postings (:mod:`.postings`). ``config.match`` ``label`` leaves
+    the second term out."""
     weight = {c.iri: c for c in concepts}
-    rows = store.select("select-documents-by-candidate",
-                        values=Values.column("concept", [NamedNode(c) for c in weight]))
+    found = read_postings(store, list(weight))
     n_rows = store.select("select-document-count")
     total = int(n_rows[0]["n"].value) if n_rows else 0
     fused = config.match == "fused"
-    # the documents' decisions count in the ranking only when fused, in the relevance always
-    probs = decision_probabilities(store, {r["dec"].value for r in rows if "dec" in r})
-    df: dict[str, set[str]] = defaultdict(set)
-    hits: dict[str, dict[str, list[str]]] = defaultdict(lambda: defaultdict(list))  # doc → concept → annotations
-    agree: dict[str, dict[str, dict[str, float]]] = defaultdict(lambda: defaultdict(dict))
-    undecided: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
-    for r in rows:
-        c, d, ann = r["concept"].value, r["doc"].value, r["ann"].value
-        p = probs.get(r["dec"].value, {}).get(c, 0.0) if "dec" in r else 1.0
-        if "dec" not in r and ann not in agree[d][c]:
-            undecided[d][ann] += 1
-        df[c].add(d)
-        if ann not in agree[d][c]:
-            hits[d][c].append(ann)
-        agree[d][c][ann] = max(agree[d][c].get(ann, 0.0), p)
+    df: dict[str, int] = defaultdict(int)
+    for per_concept in found.values():
+        for c in per_concept:
+            df[c] += 1
     terms: dict[str, list[Term]] = {}
-    for d, per_concept in hits.items():
+    for d, per_concept in found.items():
         out = terms[d] = []
-        for c, anns in per_concept.items():
+        for c, posting in per_concept.items():
             qc = weight[c]
-            idf = math.log(1.0 + total / max(1, len(df[c])))
+            idf = math.log(1.0 + total / max(1, df[c]))
             focus = config.focus_boost if qc.focus else 1.0
-            label = _tf(1.0 for _ in anns)
-            agreement = _tf(agree[d][c].values()) if fused else 0.0
+            label = _tf(float(posting.labels))
+            agreement = _tf(posting.agreement) if fused else 0.0
             probability = qc.probability if fused else 0.0
             out.append(Term(c, focus, idf, label, agreement,
                             focus * idf * (qc.weight * label + probability * agreement)))
-    return Scores(weight, terms, {d: dict(v) for d, v in agree.items()},
-                  {d: dict(v) for d, v in hits.items()}, {d: dict(v) for d, v in undecided.items()})
+    return Scores(weight, terms, {d: dict(v) for d, v in found.items()})
+
+
+def document_readings(store: Store, doc: str, concepts: Iterable[str]) -> dict[str, dict[str, float]]:
+    """concept → annotation → the probability its decision gives the concept (1 without a
+    decision), for the annotations of ``doc`` that have one of ``concepts`` among their
+    candidates: what each posting of the document sums (``explain --document`` shows them)."""
+    want = set(concepts)
+    rows = store.select("select-document-readings", values=Values.column("doc", [NamedNode(doc)]))
+    probs = decision_probabilities(store, {r["dec"].value for r in rows if "dec" in r})
+    out: dict[str, dict[str, float]] = defaultdict(dict)
+    for r in rows:
+        c = r["concept"].value
+        if c in want:
+            out[c][r["ann"].value] = probs.get(r["dec"].value, {}).get(c, 0.0) if "dec" in r else 1.0
+    return dict(out)
 
 
 @dataclass(frozen=True, slots=True)
@@ -363,14 +353,13 @@ def ranked(store: Store, concepts: list[QueryConcept], k: int, lang: str,
         return Ranked([])
     weight = {c.iri: c for c in concepts}
     scores = score(store, concepts, config)
-    hits = scores.hits
     if readings is None:
         readings = readings_of(concepts)
     focused = focus_mentions([(m.start, m.end) for m in readings], focus)
     scored: list[tuple[float, str]] = []
     relevances: dict[str, Relevance] = {}
     cut, best_cut = 0, 0.0
-    for d in hits:
+    for d in scores.postings:
         s = scores.score(d)
         if s > 0:
             rel = relevances[d] = relevance(readings, focused, concepts, scores, d, config.focus_boost)
@@ -384,8 +373,8 @@ def ranked(store: Store, concepts: list[QueryConcept], k: int, lang: str,
     if want:
         for r in store.select("select-document-texts", values=Values.column("doc", [NamedNode(d) for d in want])):
             texts[r["doc"].value] = r
-    spans = _spans(store, [a for d in want for anns in hits[d].values() for a in anns])
-    labels = concept_labels(store, [c for d in want for c in hits[d]], lang)
+    spans = _spans(store, [(d, c) for d in want for c in scores.postings[d]])
+    labels = concept_labels(store, [c for d in want for c in scores.postings[d]], lang)
     results: list[Result] = []
     for s, d in scored:
         if len(results) >= k:
@@ -396,22 +385,23 @@ def ranked(store: Store, concepts: list[QueryConcept], k: int, lang: str,
         doc_id = info["id"].value
         if doc_id in exclude_ids:
             continue
-        located = {c: [spans[a] for a in anns if a in spans] for c, anns in hits[d].items()}
+        located = {c: spans.get((d, c), []) for c in scores.postings[d]}
         results.append(replace(_result(d, s, info, located, weight, labels, config.focus_boost,
                                        scores.contributions(d)), relevance=relevances[d].value))
     return Ranked(results, cut, best_cut)
 
 
-def _spans(store: Store, anns: list[str]) -> dict[str, tuple[int, int, int, int]]:
-    """annotation IRI → (start, end, passage start, passage end)."""
-    out: dict[str, tuple[int, int, int, int]] = {}
-    anns = list(dict.fromkeys(anns))
-    if anns:
-        rows = store.select("select-annotation-spans", values=Values.column("ann", [NamedNode(a) for a in anns]))
+def _spans(store: Store, pairs: list[tuple[str, str]]) -> dict[tuple[str, str], list[tuple[int, int, int, int]]]:
+    """(document, concept) → (start, end, passage start, passage end) of each annotation of the
+    document with the concept among its candidates, in document order."""
+    out: dict[tuple[str, str], dict[str, tuple[int, int, int, int]]] = defaultdict(dict)
+    if pairs:
+        rows = store.select("select-document-concept-spans", values=Values(
+            ("doc", "concept"), [(NamedNode(d), NamedNode(c)) for d, c in dict.fromkeys(pairs)]))
         for r in rows:
-            out[r["ann"].value] = (int(r["start"].value), int(r["end"].value),
-                                   int(r["pstart"].value), int(r["pend"].value))
-    return out
+            out[(r["doc"].value, r["concept"].value)][r["ann"].value] = (
+                int(r["start"].value), int(r["end"].value), int(r["pstart"].value), int(r["pend"].value))
+    return {key: sorted(v.values()) for key, v in out.items()}
 
 
 def _result(doc: str, score: float, info: Mapping[str, object],

@@ -22,7 +22,7 @@ from dataclasses import dataclass, replace
 from pyoxigraph import NamedNode, Quad
 
 from kg_rag.namespaces import KGR
-from kg_rag.pipeline import record
+from kg_rag.pipeline import postings, record
 from kg_rag.pipeline.decide import Outcome, Unit
 from kg_rag.store import Change, Store, Values
 
@@ -48,8 +48,8 @@ class Owner:
 def text_change(owner: Owner, units: Sequence[Unit], outcome: Outcome,
                 extra: Sequence[Quad] = ()) -> Change:
     """Drop ``owner``'s graph; insert its text, a passage per unit (documents), an annotation per
-    mention of ``outcome``, the decisions ``outcome`` made anew and ``extra`` quads of the owner's
-    graph (a question's retrieval record) — in one update."""
+    mention of ``outcome`` (and a document's postings), the decisions ``outcome`` made anew and
+    ``extra`` quads of the owner's graph (a question's retrieval record) — in one update."""
     quads: list[Quad] = record.text_owner_quads(
         owner.iri, owner.kind, owner.ident, owner.text, owner.lang, owner.title, owner.source,
         owner.root)
@@ -61,6 +61,8 @@ def text_change(owner: Owner, units: Sequence[Unit], outcome: Outcome,
     for d in outcome.decided:
         quads += record.annotation_quads(owner.iri, owner.iri, passages[d.unit], d.mention,
                                          d.chosen_concepts, d.decision, d.reused)
+    if owner.has_passages:   # a document: what the ranking reads of it (pipeline.postings)
+        quads += postings.posting_quads(owner.iri, outcome.decided)
     return Change(drop_graphs=[owner.iri], insert=quads + list(extra) + list(outcome.decision_quads))
 
 

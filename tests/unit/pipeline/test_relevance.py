@@ -15,6 +15,7 @@ from kg_rag.api import KnowledgeGraph
 from kg_rag.cli.demo import build_demo
 from kg_rag.documents import SourceDocument
 from kg_rag.errors import InputError
+from kg_rag.pipeline.postings import Posting
 from kg_rag.pipeline.relevance import check_min_relevance, document_meanings, relevance
 from kg_rag.pipeline.retrieve import QueryConcept, QuestionReading, Scores
 from kg_rag.serialize import answer_dict
@@ -23,16 +24,28 @@ from kg_rag.store import EmbeddedStore
 BRANCHES = ("הפירות העמיסו על הבדים", "הבדים")   # fruit weighs down the branches (focus: הבדים)
 
 
+def _postings(readings: dict[str, dict[str, float]],
+              undecided: dict[str, int] | None = None) -> dict[str, Posting]:
+    """concept → annotation → probability (``undecided``: annotation → its candidate concepts,
+    for the annotations without a decision) as a document's postings."""
+    out = {}
+    for c, anns in readings.items():
+        p = out[c] = Posting()
+        for ann, v in anns.items():
+            p.add(v, (undecided or {}).get(ann))
+    return out
+
+
 def _scores(doc: str, readings: dict[str, dict[str, float]],
             undecided: dict[str, int] | None = None) -> Scores:
-    return Scores({}, {}, {doc: readings}, {}, {doc: undecided or {}})
+    return Scores({}, {}, {doc: _postings(readings, undecided)})
 
 
 def test_a_concept_meant_somewhere_in_the_document_combines_its_annotations() -> None:
     # two annotations meaning c with 0.5 and 0.5: 1 - 0.5 × 0.5
-    assert document_meanings({"c": {"a1": 0.5, "a2": 0.5}}, {}) == {"c": pytest.approx(0.75)}
-    # an undecided annotation whose candidates hold two of the question's concepts: 1/2 each
-    assert document_meanings({"c": {"a1": 1.0}, "d": {"a1": 1.0}}, {"a1": 2}) == {
+    assert document_meanings(_postings({"c": {"a1": 0.5, "a2": 0.5}})) == {"c": pytest.approx(0.75)}
+    # an undecided annotation with two candidate concepts: 1/2 each
+    assert document_meanings(_postings({"c": {"a1": 1.0}, "d": {"a1": 1.0}}, {"a1": 2})) == {
         "c": pytest.approx(0.5), "d": pytest.approx(0.5)}
 
 

@@ -1,0 +1,261 @@
+"""Postings: per document and concept, what the ranking reads of the document's annotations.
+
+Ranking a question reads, for every document that has a question concept c among the candidate
+concepts of some annotation, three numbers (:func:`~kg_rag.pipeline.retrieve.score`,
+:mod:`~kg_rag.pipeline.relevance`):
+
+* ``kgr:labelCount`` — how many of the document's annotations have c among their candidates
+  (label matching);
+* ``kgr:agreementSum`` — the sum over those annotations of the probability their decision gives
+  c (1 for an annotation without a decision): the expected number of them that mean c;
+* ``kgr:meaningProbability`` — the probability that at least one of them means c,
+  1 − Π (1 − p), an annotation without a decision counting 1/k for each of its k candidate
+  concepts (an unambiguous one: 1).
+
+Reading them from the annotations and their decisions costs a row per annotation and candidate
+sense (bench/ANALYSIS.md: ~3,100 rows a question at 400 documents); they are therefore written
+with the document, one node per (document, concept) in the document's graph::
+
+    <doc#k…> kgr:postingConcept <c> ; kgr:labelCount 2 ;
+             kgr:agreementSum 1.35e0 ; kgr:meaningProbability 9.2e-1 .
+
+and the ranking reads one row per (document, concept). They are derived data: a pure function of
+the document's annotations and the decisions they point at (decisions never change under their
+IRI), written in the same update as the annotations (:func:`posting_quads`), rewritten when
+``redecide`` re-points an annotation, and derived once for documents indexed before kg-rag kept
+them (:func:`ensure`; such a document is marked by the absence of ``kgr:postingsVersion``). A
+document written in several updates has one node per update and concept; the reader sums them.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import defaultdict
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+
+from pyoxigraph import Literal, NamedNode, Quad
+
+from kg_rag.derived import Derived, Slot
+from kg_rag.errors import StoreError
+from kg_rag.model import Mention, Selection
+from kg_rag.namespaces import KGR, XSD
+from kg_rag.store import Change, Store, Values
+
+log = logging.getLogger(__name__)
+
+#: the version of the postings' arithmetic; a document without it gets its postings derived
+VERSION = 1
+
+
+def probabilities(scores: Mapping[str, float]) -> dict[str, float]:
+    """A decision's scores as probabilities over its candidate concepts (normalised; the
+    selectors' scores already are, up to rounding); readings without probability are left out,
+    and a decision without any positive score says nothing."""
+    total = sum(v for v in scores.values() if v > 0)
+    if total <= 0:
+        return {}
+    return {c: v / total for c, v in scores.items() if v > 0}
+
+
+def stored_probabilities(mention: Mention, selection: Selection) -> dict[str, float]:
+    """concept → the probability the decision gives it, as the store will give it back: each
+    candidate's score at the precision it is stored with (``record._dec``), summed per concept."""
+    by_id = dict(selection.scores)
+    scores: dict[str, float] = {}
+    for cand in mention.candidates:
+        v = float(f"{float(by_id.get(cand.id, 0.0)):.6f}")
+        scores[cand.concept] = scores.get(cand.concept, 0.0) + v
+    return probabilities(scores)
+
+
+@dataclass(slots=True)
+class Posting:
+    """One (document, concept): annotations counted, summed probability, probability none means it."""
+
+    labels: int = 0
+    agreement: float = 0.0
+    miss: float = 1.0
+
+    def add(self, p: float, k: int | None) -> None:
+        """An annotation meaning the concept with probability ``p`` (its decision's; ``k`` is
+        None), or without a decision (``p`` 1 for the ranking; ``k`` its candidate concepts)."""
+        self.labels += 1
+        self.agreement += p
+        self.miss *= 1.0 - (min(1.0, max(0.0, p)) if k is None else 1.0 / max(1, k))
+
+    @property
+    def meaning(self) -> float:
+        return 1.0 - self.miss
+
+    def merge(self, labels: int, agreement: float, meaning: float) -> None:
+        """Another node of the same (document, concept) (a document written in parts)."""
+        self.labels += labels
+        self.agreement += agreement
+        self.miss *= 1.0 - meaning
+
+
+def _double(v: float) -> Literal:
+    return Literal(repr(float(v)), datatype=XSD.double)
+
+
+def node_quads(doc: NamedNode, concept: str, first_annotation: str, p: Posting) -> list[Quad]:
+    """The quads of one posting node (its IRI: the document, the concept and the first annotation
+    counted, so that the parts of a document written in several updates do not collide)."""
+    from kg_rag.pipeline.record import sha256
+
+    node = NamedNode(f"{doc.value}#k{sha256(concept, first_annotation)[:16]}")
+    return [Quad(node, KGR.postingConcept, NamedNode(concept), doc),
+            Quad(node, KGR.labelCount, Literal(str(p.labels), datatype=XSD.integer), doc),
+            Quad(node, KGR.agreementSum, _double(p.agreement), doc),
+            Quad(node, KGR.meaningProbability, _double(p.meaning), doc)]
+
+
+def version_quad(doc: NamedNode) -> Quad:
+    return Quad(doc, KGR.postingsVersion, Literal(str(VERSION), datatype=XSD.integer), doc)
+
+
+def from_readings(doc: NamedNode, readings: Iterable[tuple[str, Sequence[str], Mapping[str, float] | None]]) -> list[Quad]:
+    """The posting quads of ``doc`` from its annotations: (annotation IRI, candidate concepts,
+    the decision's probabilities per concept or None without a decision), in document order;
+    an annotation seen twice counts once."""
+    postings: dict[str, Posting] = {}
+    first: dict[str, str] = {}
+    seen: set[tuple[str, str]] = set()
+    for ann, concepts, probs in readings:
+        k = len(set(concepts))
+        for c in dict.fromkeys(concepts):
+            if (ann, c) in seen:
+                continue
+            seen.add((ann, c))
+            p = 1.0 if probs is None else probs.get(c, 0.0)
+            postings.setdefault(c, Posting()).add(p, k if probs is None else None)
+            first.setdefault(c, ann)
+    quads = [version_quad(doc)]
+    for c, posting in postings.items():
+        quads += node_quads(doc, c, first[c], posting)
+    return quads
+
+
+def posting_quads(doc: NamedNode, decided: Sequence[object]) -> list[Quad]:
+    """The postings of a document's mentions as :func:`~kg_rag.pipeline.decide.decide` left
+    them (:class:`~kg_rag.pipeline.decide.Decided`), for the document's write."""
+    from kg_rag.pipeline.record import annotation_iri
+
+    def readings() -> Iterable[tuple[str, Sequence[str], Mapping[str, float] | None]]:
+        for d in decided:
+            m: Mention = d.mention  # type: ignore[attr-defined]
+            sel: Selection | None = d.selection  # type: ignore[attr-defined]
+            has_decision = d.decision is not None  # type: ignore[attr-defined]
+            probs = (stored_probabilities(m, sel) if sel is not None else {}) if has_decision else None
+            yield annotation_iri(doc, m).value, m.concepts, probs
+
+    return from_readings(doc, readings())
+
+
+def _store_readings(store: Store, docs: Sequence[NamedNode],
+                    repoint: Mapping[str, str] | None = None,
+                    new_decisions: Sequence[Quad] = ()) -> dict[str, list[tuple[str, list[str], Mapping[str, float] | None]]]:
+    """document IRI → its annotations' readings as the store holds them, with the annotations of
+    ``repoint`` (annotation IRI → decision IRI) pointing at their new decision, whose candidate
+    scores are in ``new_decisions`` unless the store has them."""
+    from kg_rag.pipeline.retrieve import decision_probabilities
+
+    repoint = repoint or {}
+    rows = store.select("select-document-readings", values=Values.column("doc", list(docs)))
+    fresh: dict[str, dict[str, float]] = defaultdict(dict)
+    by_node: dict[str, tuple[str | None, float | None]] = {}
+    for q in new_decisions:   # the candidate nodes of decisions about to be written
+        s = getattr(q.subject, "value", "")
+        if "#c" not in s or q.predicate not in (KGR.concept, KGR.score):
+            continue
+        c, v = by_node.get(s, (None, None))
+        o = getattr(q.object, "value", "")
+        if q.predicate == KGR.concept:
+            c = o
+        else:
+            v = float(o)
+        by_node[s] = (c, v)
+    for node, (c, v) in by_node.items():
+        if c is not None and v is not None:
+            d = fresh[node.split("#c", 1)[0]]
+            d[c] = d.get(c, 0.0) + v
+    decs = {repoint.get(r["ann"].value, r["dec"].value) for r in rows if "dec" in r}
+    probs: dict[str, Mapping[str, float]] = {d: probabilities(s) for d, s in fresh.items()}
+    probs.update(decision_probabilities(store, {d for d in decs if d not in probs}))
+    out: dict[str, dict[str, tuple[list[str], Mapping[str, float] | None]]] = defaultdict(dict)
+    for r in rows:
+        d, ann = r["doc"].value, r["ann"].value
+        dec = repoint.get(ann, r["dec"].value) if "dec" in r else None
+        entry = out[d].setdefault(ann, ([], probs.get(dec, {}) if dec is not None else None))
+        entry[0].append(r["concept"].value)
+    return {d: [(a, sorted(cs), p) for a, (cs, p) in sorted(anns.items())] for d, anns in out.items()}
+
+
+def rewrite(store: Store, doc: NamedNode, repoint: Mapping[str, str],
+            new_decisions: Sequence[Quad]) -> tuple[list[Quad], list[Quad]]:
+    """(delete, insert): ``doc``'s postings as stored, and as they are once the annotations of
+    ``repoint`` point at their new decisions — for the same update as the re-pointing."""
+    delete = [Quad(r["p"], pred, r[var], doc)
+              for r in store.select("select-document-posting-nodes", bind={"doc": doc})
+              for pred, var in ((KGR.postingConcept, "concept"), (KGR.labelCount, "labels"),
+                                (KGR.agreementSum, "agreement"), (KGR.meaningProbability, "meaning"))]
+    readings = _store_readings(store, [doc], repoint, new_decisions).get(doc.value, [])
+    insert = from_readings(doc, readings)
+    return delete, insert
+
+
+def read(store: Store, concepts: Sequence[str]) -> dict[str, dict[str, Posting]]:
+    """document IRI → concept → its posting, for the documents with any of ``concepts``."""
+    ensure(store)
+    out: dict[str, dict[str, Posting]] = defaultdict(dict)
+    if not concepts:
+        return out
+    rows = store.select("select-document-postings",
+                        values=Values.column("concept", [NamedNode(c) for c in concepts]))
+    for r in rows:
+        d, c = r["doc"].value, r["concept"].value
+        p = out[d].get(c)
+        if p is None:
+            out[d][c] = Posting(int(r["labels"].value), float(r["agreement"].value),
+                                1.0 - float(r["meaning"].value))
+        else:
+            p.merge(int(r["labels"].value), float(r["agreement"].value), float(r["meaning"].value))
+    return out
+
+
+# --- documents indexed before postings -------------------------------------------------------
+
+_CHECKED: Slot[bool] = Slot("postings-checked")
+BATCH = 200
+
+
+def ensure(store: Store) -> None:
+    """Derive the postings of the documents that have none yet (indexed by an earlier kg-rag),
+    once per store and process; a read-only store that has such documents is an error, since
+    ranking them without postings would silently leave them out."""
+    Derived.of(store).value(_CHECKED, lambda: _derive_missing(store))
+
+
+def _derive_missing(store: Store) -> bool:
+    docs = [r["doc"] for r in store.select("select-documents-without-postings")]
+    if not docs:
+        return True
+    if store.read_only:
+        raise StoreError(f"{len(docs)} document(s) of this store were indexed before kg-rag kept "
+                         f"postings for ranking; open it once without --read-only (any kg-rag "
+                         f"command that asks) to derive them")
+    log.warning("deriving the ranking postings of %d document(s) indexed by an earlier kg-rag",
+                len(docs))
+    for i in range(0, len(docs), BATCH):
+        part = docs[i:i + BATCH]
+        readings = _store_readings(store, part)
+        quads: list[Quad] = []
+        for doc in part:
+            quads += from_readings(doc, readings.get(doc.value, []))
+        store.apply(Change(insert=quads))
+    return True
+
+
+__all__ = ["VERSION", "Posting", "ensure", "from_readings", "node_quads", "posting_quads",
+           "probabilities", "read", "rewrite", "stored_probabilities", "version_quad"]
