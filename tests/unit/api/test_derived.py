@@ -68,7 +68,7 @@ def test_invalidate_empties_every_derived_cache_in_one_call(tmp_path: Path) -> N
     has_frames(kg.store)
     sense_frames(kg.store, [EX + "sense"])
     filled = kg.derived.contents()
-    for name in ("lexicon", "knowledge-base", "concept-evidence", "decision-probabilities",
+    for name in ("lexicon", "knowledge-base", "concept-evidence", "postings-checked",
                  "has-frames", "sense-frames"):
         assert filled.get(name, 0) > 0, name
     version = kg.derived.version()
