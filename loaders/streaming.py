@@ -12,11 +12,11 @@ source is replaced (its old triples stay until the new ones are known to be good
 from __future__ import annotations
 
 import contextvars
-import io
 import os
 import threading
 from collections.abc import Callable
 from pathlib import Path
+from typing import TextIO
 
 from pyoxigraph import NamedNode
 
@@ -25,7 +25,7 @@ from loaders.common import Parsed
 
 
 def stream_into(store: Store, graph: NamedNode, path: Path,
-                mapper: Callable[[Path, Callable[[int], None] | None, io.TextIOBase], Parsed],
+                mapper: Callable[[Path, Callable[[int], None] | None, TextIO], Parsed],
                 progress: Callable[[int], None] | None = None) -> Parsed:
     """Map ``path`` with ``mapper(path, progress, stream)`` in a thread while ``store`` loads
     what it writes into ``graph``; returns the mapper's result (its ``triples`` were loaded).
