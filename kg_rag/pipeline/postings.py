@@ -23,8 +23,10 @@ and the ranking reads one row per (document, concept). They are derived data: a 
 the document's annotations and the decisions they point at (decisions never change under their
 IRI), written in the same update as the annotations (:func:`posting_quads`), rewritten when
 ``redecide`` re-points an annotation, and derived once for documents indexed before kg-rag kept
-them (:func:`ensure`; such a document is marked by the absence of ``kgr:postingsVersion``). A
-document written in several updates has one node per update and concept; the reader sums them.
+them (:func:`ensure`; such a document is marked by the absence of ``kgr:postingsVersion``; once every
+document has them, the triple ``<…/graph/postings> kgr:postingsVersion 1`` in its own graph says
+so, and later processes skip the check). A document written in several updates has one node per
+update and concept; the reader sums them.
 """
 
 from __future__ import annotations
@@ -112,7 +114,7 @@ def node_quads(doc: NamedNode, concept: str, first_annotation: str, p: Posting) 
 
 
 def version_quad(doc: NamedNode) -> Quad:
-    return Quad(doc, KGR.postingsVersion, Literal(str(VERSION), datatype=XSD.integer), doc)
+    return Quad(doc, KGR.postingsVersion, _version(), doc)
 
 
 def from_readings(doc: NamedNode, readings: Iterable[tuple[str, Sequence[str], Mapping[str, float] | None]]) -> list[Quad]:
@@ -237,9 +239,21 @@ def ensure(store: Store) -> None:
     Derived.of(store).value(_CHECKED, lambda: _derive_missing(store))
 
 
+#: where the check records that every document has postings (one triple; see :func:`ensure`)
+MARKER = NamedNode("https://w3id.org/kg-rag/id/graph/postings")
+
+
+def _version() -> Literal:
+    return Literal(str(VERSION), datatype=XSD.integer)
+
+
 def _derive_missing(store: Store) -> bool:
+    if store.ask("ask-postings-complete", bind={"v": _version()}):
+        return True
     docs = [r["doc"] for r in store.select("select-documents-without-postings")]
     if not docs:
+        if not store.read_only:
+            store.apply(Change(insert=[Quad(MARKER, KGR.postingsVersion, _version(), MARKER)]))
         return True
     if store.read_only:
         raise StoreError(f"{len(docs)} document(s) of this store were indexed before kg-rag kept "
@@ -254,6 +268,7 @@ def _derive_missing(store: Store) -> bool:
         for doc in part:
             quads += from_readings(doc, readings.get(doc.value, []))
         store.apply(Change(insert=quads))
+    store.apply(Change(insert=[Quad(MARKER, KGR.postingsVersion, _version(), MARKER)]))
     return True
 
 

@@ -161,3 +161,10 @@ def test_a_document_written_in_parts_sums_its_posting_nodes() -> None:
     assert got.agreement == pytest.approx(float(one[KGR.agreementSum.value])) == pytest.approx(1.0 + 0.75)
     assert got.meaning == pytest.approx(float(one[KGR.meaningProbability.value]))
     assert got.meaning == pytest.approx(1 - 0.5 * 0.5 * 0.75)
+
+
+def test_the_check_is_recorded_once_every_document_has_postings(demo: Path, tmp_path: Path) -> None:
+    kg = KnowledgeGraph.open(path=str(copy(demo, tmp_path / "s")))
+    kg.ask("river bank", lang="en")
+    assert kg.store.ask("ask-postings-complete", bind={"v": postings._version()})
+    kg.close()
