@@ -136,14 +136,22 @@ def concept_evidence(store: Store, concepts: Iterable[str]) -> dict[str, Concept
     index = evidence_index(store)
     if index is not None:
         wanted = list(dict.fromkeys(concepts))
-        recs = index.concepts.get_many(wanted)
-        out: dict[str, ConceptEvidence] = {}
-        for c in wanted:
-            rec = recs.get(c)
-            out[c] = (ConceptEvidence(*(_texts(b) for b in rec)) if isinstance(rec, list)  # type: ignore[arg-type]
-                      else _NO_CONCEPT_EVIDENCE)
-        return out
+        return _concepts_of(wanted, index.records((), wanted)[1])
     return queried_concept_evidence(store, concepts)
+
+
+def _concepts_of(wanted: Sequence[str], recs: dict[str, object]) -> dict[str, ConceptEvidence]:
+    out: dict[str, ConceptEvidence] = {}
+    for c in wanted:
+        rec = recs.get(c)
+        out[c] = (ConceptEvidence(*(_texts(b) for b in rec)) if isinstance(rec, list)
+                  else _NO_CONCEPT_EVIDENCE)
+    return out
+
+
+def _senses_of(recs: dict[str, object]) -> dict[str, _SenseTexts]:
+    return {s: _SenseTexts(*(_texts(b) for b in rec)) for s, rec in recs.items()
+            if isinstance(rec, list)}
 
 
 def queried_concept_evidence(store: Store, concepts: Iterable[str]) -> dict[str, ConceptEvidence]:
@@ -166,17 +174,6 @@ def queried_concept_evidence(store: Store, concepts: Iterable[str]) -> dict[str,
             cache.put(c, ev)
             out[c] = ev
     return out
-
-
-def _sense_parts(store: Store, senses: Sequence[str]) -> dict[str, _SenseTexts]:
-    """Sense-level evidence of each IRI (from the evidence index on an embedded store, else
-    queried and cached)."""
-    index = evidence_index(store)
-    if index is not None:
-        recs = index.senses.get_many(senses)
-        return {s: _SenseTexts(*(_texts(b) for b in rec)) for s, rec in recs.items()  # type: ignore[arg-type]
-                if isinstance(rec, list)}
-    return _queried_sense_parts(store, senses)
 
 
 def _queried_sense_parts(store: Store, senses: Sequence[str]) -> dict[str, _SenseTexts]:
@@ -208,8 +205,14 @@ def fetch_evidence(store: Store, candidates: Sequence[Candidate]) -> tuple[Sense
     """One :class:`SenseEvidence` per candidate, in order (from the evidence index on an embedded
     store, else two batched queries with cached concepts)."""
     senses = list(dict.fromkeys(c.sense for c in candidates if c.sense))
-    by_sense = _sense_parts(store, senses) if senses else {}
-    by_concept = concept_evidence(store, [c.concept for c in candidates])
+    index = evidence_index(store)
+    if index is None:
+        by_sense = _queried_sense_parts(store, senses) if senses else {}
+        by_concept = queried_concept_evidence(store, [c.concept for c in candidates])
+    else:  # one lookup for all of them
+        concepts = list(dict.fromkeys(c.concept for c in candidates))
+        s_recs, c_recs = index.records(senses, concepts)
+        by_sense, by_concept = _senses_of(s_recs), _concepts_of(concepts, c_recs)
     return _assemble(candidates, by_sense, by_concept)
 
 

@@ -31,9 +31,15 @@ import sqlite3
 import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
 
 from kg_rag.derived import Derived, Slot
 from kg_rag.store import Store
+
+if TYPE_CHECKING:
+    from kg_rag.pipeline.evidence import _Parts
 
 log = logging.getLogger(__name__)
 
@@ -41,88 +47,167 @@ log = logging.getLogger(__name__)
 FORMAT = "evx-1"
 #: tables with fewer rows stay in memory (built in milliseconds)
 DISK_MIN_ROWS = 20_000
+#: a store with fewer match keys is indexed on first use; a larger one when asked (:func:`prepare`)
+SMALL_KEYS = 20_000
+SMALL: Slot[bool] = Slot("evidence-index-small")
+#: the one table of each database: key → JSON record
+_CREATE = "CREATE TABLE records (k TEXT PRIMARY KEY, rec TEXT NOT NULL) WITHOUT ROWID"
+_INSERT = "INSERT INTO records (k, rec) VALUES (?, ?)"
+_COUNT = "SELECT count(*) FROM records"
+_ONE = "SELECT rec FROM records WHERE k = ?"
+_MANY = "SELECT k, rec FROM records WHERE k IN ({})"
 #: IRIs per ``IN (…)`` of one SQLite query (its default limit of variables is 32,766)
 _CHUNK = 500
 
 
 class _Table:
-    """One read-only key → JSON record table in a SQLite database, safe across threads."""
+    """One read-only key → JSON record table in a SQLite database, safe across threads; a
+    forked process opens the file again (SQLite connections must not cross a fork)."""
 
-    def __init__(self, db: sqlite3.Connection, name: str) -> None:
+    def __init__(self, db: sqlite3.Connection, path: Path | None) -> None:
         self._db = db
+        self._path = path            # the file, or None: in memory (a fork gets a copy)
+        self._pid = os.getpid()
         self._lock = threading.Lock()
-        self._one = f"SELECT rec FROM {name} WHERE k = ?"      # structure only: the key is bound
-        self._many = f"SELECT k, rec FROM {name} WHERE k IN ({{}})"
+
+    def _conn(self) -> sqlite3.Connection:
+        if self._path is not None and self._pid != os.getpid():
+            self._db = _open_ro(self._path)
+            self._pid = os.getpid()
+        return self._db
 
     def get(self, key: str) -> object | None:
         with self._lock:
-            row = self._db.execute(self._one, (key,)).fetchone()
+            row = self._conn().execute(_ONE, (key,)).fetchone()
         return json.loads(row[0]) if row is not None else None
 
     def get_many(self, keys: Sequence[str]) -> dict[str, object]:
         out: dict[str, object] = {}
         with self._lock:
+            db = self._conn()
             for i in range(0, len(keys), _CHUNK):
                 chunk = keys[i : i + _CHUNK]
-                q = self._many.format(",".join("?" * len(chunk)))
-                for k, rec in self._db.execute(q, tuple(chunk)):
+                # only the number of placeholders is formatted in: the keys are bound
+                q = _MANY.format(",".join("?" * len(chunk)))
+                for k, rec in db.execute(q, tuple(chunk)):
                     out[k] = json.loads(rec)
         return out
 
 
-def _new_db(records: Iterable[tuple[str, str]], name: str) -> tuple[sqlite3.Connection, int]:
+def _open_ro(path: Path) -> sqlite3.Connection:
+    return sqlite3.connect(f"file:{path}?mode=ro", uri=True, check_same_thread=False)
+
+
+def _new_db(records: Iterable[tuple[str, str]]) -> tuple[sqlite3.Connection, int]:
     db = sqlite3.connect(":memory:", check_same_thread=False)
-    db.execute(f"CREATE TABLE {name} (k TEXT PRIMARY KEY, rec TEXT NOT NULL) WITHOUT ROWID")
-    db.executemany(f"INSERT INTO {name} (k, rec) VALUES (?, ?)", records)
+    db.execute(_CREATE)
+    db.executemany(_INSERT, records)
     db.commit()
-    n = db.execute(f"SELECT count(*) FROM {name}").fetchone()[0]
+    n = db.execute(_COUNT).fetchone()[0]
     return db, int(n)
 
 
-def _open_or_build(derived: Derived, prefix: str, name: str,
-                   build: Callable[[], Iterable[tuple[str, str]]]) -> sqlite3.Connection:
-    """The table's database: the disk file of this catalog version, else built (and written to
-    disk when large)."""
-    path = derived.cache_dir / f"{prefix}-{FORMAT}-{derived.version()}.sqlite"
-    if path.is_file():
-        try:
-            db = sqlite3.connect(f"file:{path}?mode=ro", uri=True, check_same_thread=False)
-            db.execute(f"SELECT count(*) FROM {name}").fetchone()
-            log.info("%s read from %s", name, path)
-            return db
-        except sqlite3.Error as e:
-            log.warning("ignoring the unreadable cache %s (%s); rebuilding it", path, e)
+def _path(derived: Derived, prefix: str) -> Path:
+    return derived.cache_dir / f"{prefix}-{FORMAT}-{derived.version()}.sqlite"
+
+
+def _open(derived: Derived, prefix: str) -> _Table | None:
+    """The table from its disk file of this catalog version, if there is a readable one."""
+    path = _path(derived, prefix)
+    if not path.is_file():
+        return None
+    try:
+        db = _open_ro(path)
+        db.execute(_COUNT).fetchone()
+    except sqlite3.Error as e:
+        log.warning("ignoring the unreadable cache %s (%s); it will be rebuilt", path, e)
+        return None
+    log.info("%s index read from %s", prefix, path)
+    return _Table(db, path)
+
+
+def _build(derived: Derived, prefix: str,
+           records: Callable[[], Iterable[tuple[str, str]]]) -> _Table:
+    """The table built from the store now (and written to disk when large)."""
     t0 = time.perf_counter()
-    db, n = _new_db(build(), name)
-    log.info("%s: %d records built in %.1fs", name, n, time.perf_counter() - t0)
-    if n >= DISK_MIN_ROWS:
-        tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
-        try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            disk = sqlite3.connect(tmp)
-            with disk:
-                db.backup(disk)
-            disk.close()
-            os.replace(tmp, path)
-        except (OSError, sqlite3.Error) as e:
-            log.warning("could not write the cache %s: %s", path, e)
-            tmp.unlink(missing_ok=True)
-    return db
+    db, n = _new_db(records())
+    log.info("%s index: %d records built in %.1fs", prefix, n, time.perf_counter() - t0)
+    if n < DISK_MIN_ROWS:
+        return _Table(db, None)
+    path = _path(derived, prefix)
+    tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        disk = sqlite3.connect(tmp)
+        with disk:
+            db.backup(disk)
+        disk.close()
+        os.replace(tmp, path)
+    except (OSError, sqlite3.Error) as e:
+        log.warning("could not write the cache %s: %s", path, e)
+        tmp.unlink(missing_ok=True)
+        return _Table(db, None)
+    db.close()
+    return _Table(_open_ro(path), path)
+
+
+@dataclass(slots=True)
+class _Holder:
+    """A registry's index: None until built or found on disk (``looked``: the disk was checked)."""
+
+    table: _Table | None = None
+    looked: bool = False
+
+
+def _small(store: Store, derived: Derived) -> bool:
+    """Whether the store's vocabularies are small enough to index on first use (milliseconds)."""
+    def count() -> bool:
+        rows = store.select("select-match-key-count")
+        return int(rows[0]["n"].value) < SMALL_KEYS if rows and "n" in rows[0] else True
+    return derived.value(SMALL, count)
+
+
+def _table(store: Store, slot: Slot[_Holder], prefix: str,
+           records: Callable[[], Iterable[tuple[str, str]]], build: bool) -> _Table | None:
+    if store.kind != "embedded":
+        return None
+    derived = Derived.of(store)
+    holder = derived.value(slot, _Holder)
+    if holder.table is not None:
+        return holder.table
+    with derived.lock:
+        if holder.table is None and not holder.looked:
+            holder.table = _open(derived, prefix)
+            holder.looked = True
+        if holder.table is None and (build or _small(store, derived)):
+            holder.table = _build(derived, prefix, records)
+        return holder.table
 
 
 # --- evidence -------------------------------------------------------------------------------
 
 class EvidenceIndex:
     """Sense IRI → sense-level evidence record, concept IRI → concept-level evidence record
-    (records as :mod:`kg_rag.pipeline.evidence` encodes them)."""
+    (records as :mod:`kg_rag.pipeline.evidence` encodes them), in one table: keys
+    ``"s " + IRI`` and ``"c " + IRI`` (a sense-only reading's concept is its sense), so that one
+    SQLite query answers a whole :func:`~kg_rag.pipeline.evidence.fetch_evidence` call."""
 
-    def __init__(self, senses: _Table, concepts: _Table) -> None:
-        self.senses = senses
-        self.concepts = concepts
+    def __init__(self, table: _Table) -> None:
+        self._table = table
+
+    def records(self, senses: Sequence[str],
+                concepts: Sequence[str]) -> tuple[dict[str, object], dict[str, object]]:
+        """The records of ``senses`` and of ``concepts`` that have any (others have none)."""
+        recs = self._table.get_many([*("s " + s for s in senses), *("c " + c for c in concepts)])
+        by_sense: dict[str, object] = {}
+        by_concept: dict[str, object] = {}
+        for k, rec in recs.items():
+            (by_sense if k[0] == "s" else by_concept)[k[2:]] = rec
+        return by_sense, by_concept
 
 
-def _evidence_records(store: Store, query: str, var: str, encode: Callable[[object], str],
-                      extra: Sequence[str] = ()) -> Iterable[tuple[str, str]]:
+def _evidence_records(store: Store, query: str, var: str, encode: Callable[[_Parts], str],
+                      prefix: str, extra: Sequence[str] = ()) -> Iterable[tuple[str, str]]:
     from kg_rag.pipeline.evidence import _add, _Parts
 
     parts: dict[str, _Parts] = {}
@@ -133,31 +218,26 @@ def _evidence_records(store: Store, query: str, var: str, encode: Callable[[obje
             if p is None:
                 p = parts[iri] = _Parts.new()
             _add(p, r["kind"].value, r["text"])
-    return ((iri, encode(p)) for iri, p in parts.items())
+    return ((prefix + iri, encode(p)) for iri, p in parts.items())
 
 
-def _build_evidence(store: Store, derived: Derived) -> EvidenceIndex:
+def _evidence_rows(store: Store) -> Iterable[tuple[str, str]]:
     from kg_rag.pipeline.evidence import encode_concept, encode_sense
 
-    sdb = _open_or_build(derived, "evidence-senses", "sense",
-                         lambda: _evidence_records(store, "select-sense-evidence", "sense",
-                                                   encode_sense))
-    cdb = _open_or_build(derived, "evidence-concepts", "concept",
-                         lambda: _evidence_records(store, "select-concept-evidence", "concept",
-                                                   encode_concept, ("select-concept-hierarchy",)))
-    return EvidenceIndex(_Table(sdb, "sense"), _Table(cdb, "concept"))
+    yield from _evidence_records(store, "select-sense-evidence", "sense", encode_sense, "s ")
+    yield from _evidence_records(store, "select-concept-evidence", "concept", encode_concept,
+                                 "c ", ("select-concept-hierarchy",))
 
 
 #: the evidence index, in the store's registry
-EVIDENCE_INDEX: Slot[EvidenceIndex] = Slot("evidence-index")
+EVIDENCE_INDEX: Slot[_Holder] = Slot("evidence-index")
 
 
-def evidence_index(store: Store) -> EvidenceIndex | None:
-    """The evidence index of an embedded ``store`` (built on first use); None for other stores."""
-    if store.kind != "embedded":
-        return None
-    derived = Derived.of(store)
-    return derived.value(EVIDENCE_INDEX, lambda: _build_evidence(store, derived))
+def evidence_index(store: Store, build: bool = False) -> EvidenceIndex | None:
+    """The evidence index of an embedded ``store``: already made, or its disk file, or built now
+    when ``build`` or the store is small; else None (the caller queries per call)."""
+    t = _table(store, EVIDENCE_INDEX, "evidence", lambda: _evidence_rows(store), build)
+    return EvidenceIndex(t) if t is not None else None
 
 
 # --- lemma readings ---------------------------------------------------------------------------
@@ -192,18 +272,23 @@ class LemmaIndex:
         return rec if isinstance(rec, list) else []
 
 
-LEMMA_INDEX: Slot[LemmaIndex] = Slot("lemma-index")
+LEMMA_INDEX: Slot[_Holder] = Slot("lemma-index")
 
 
-def lemma_index(store: Store) -> LemmaIndex | None:
-    """The lemma index of an embedded ``store`` (built on first use); None for other stores."""
-    if store.kind != "embedded":
-        return None
-    derived = Derived.of(store)
-    return derived.value(LEMMA_INDEX, lambda: LemmaIndex(_Table(
-        _open_or_build(derived, "lemmas", "lemma", lambda: _lemma_records(store)), "lemma")))
+def lemma_index(store: Store, build: bool = False) -> LemmaIndex | None:
+    """The lemma index of an embedded ``store``, as :func:`evidence_index` finds or builds it."""
+    t = _table(store, LEMMA_INDEX, "lemmas", lambda: _lemma_records(store), build)
+    return LemmaIndex(t) if t is not None else None
 
 
-__all__ = ["DISK_MIN_ROWS", "EVIDENCE_INDEX", "FORMAT", "LEMMA_FIELDS", "LEMMA_INDEX",
-           "EvidenceIndex", "LemmaIndex", "evidence_index", "lemma_index",
-           "lemma_key"]
+def prepare(store: Store, lemmas: bool = True) -> None:
+    """Build (or open) the evidence index, and the lemma index when ``lemmas``, now: for a
+    process that will look up many senses (a service, a batch, an evaluation). A large store's
+    indexes are otherwise used only once some process has built them."""
+    evidence_index(store, build=True)
+    if lemmas:
+        lemma_index(store, build=True)
+
+
+__all__ = ["DISK_MIN_ROWS", "EVIDENCE_INDEX", "FORMAT", "LEMMA_FIELDS", "LEMMA_INDEX", "SMALL_KEYS",
+           "EvidenceIndex", "LemmaIndex", "evidence_index", "lemma_index", "lemma_key", "prepare"]
