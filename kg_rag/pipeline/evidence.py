@@ -90,12 +90,16 @@ def _text(term: object) -> LangText:
 
 
 def _add(parts: _Parts, kind: str, term: object) -> None:
+    add_text(parts, kind, _text(term))
+
+
+def add_text(parts: _Parts, kind: str, t: LangText) -> None:
+    """One row's text into its bucket (first occurrence kept; empty texts dropped)."""
     bucket = {"definition": parts.definitions, "example": parts.examples, "label": parts.labels,
               "usage": parts.usage, "translation": parts.translations,
               "broader": parts.broader, "scheme": parts.schemes}.get(kind)
     if bucket is None:
         raise ValueError(f"unknown evidence kind {kind}")
-    t = _text(term)
     if t.text:
         bucket.setdefault(t, None)
 

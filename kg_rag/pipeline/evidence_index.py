@@ -15,39 +15,42 @@ whole store and kept in two tables:
 * :class:`LemmaIndex` (``lemmas-…sqlite``): (match key, language) → the rows of
   ``select-lemma-candidates``, turned into readings by the same code as the per-call path.
 
-Each is a SQLite database: a large one is written under ``Settings.cache_dir`` keyed by the
-catalog version (the next process opens it: no rows are held in Python memory), a small one (tests,
-the demo) stays in memory. They live in the store's registry (:class:`kg_rag.derived.Derived`),
-emptied when a vocabulary is loaded or dropped. A remote store keeps the per-call queries (another
-process may change it; its engine may order rows differently).
+Each is a SQLite database. A small store's (tests, the demo) is built in memory on first use. A
+large store's is built only when a process asks for it (:func:`prepare`: the annotator's and the
+knowledge selector's ``warm_up``) — a minute or two for OEWN with three OMW lexicons, reading the
+engine's rows one at a time into the database file — and written under ``Settings.cache_dir``
+keyed by the catalog version, which every later process opens (no rows held in Python memory);
+until then calls are answered by the per-call queries. Both live in the store's registry
+(:class:`kg_rag.derived.Derived`), emptied when a vocabulary is loaded or dropped. A remote store
+keeps the per-call queries (another process may change it; its engine may order rows
+differently).
 """
 
 from __future__ import annotations
 
+import itertools
 import json
 import logging
 import os
 import sqlite3
 import threading
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+
+import pyoxigraph
 
 from kg_rag.derived import Derived, Slot
-from kg_rag.store import Store
-
-if TYPE_CHECKING:
-    from kg_rag.pipeline.evidence import _Parts
+from kg_rag.errors import QueryError, StoreError
+from kg_rag.store import Store, queries
 
 log = logging.getLogger(__name__)
 
 #: the layout of the files (bump when a table or a record changes)
-FORMAT = "evx-1"
-#: tables with fewer rows stay in memory (built in milliseconds)
-DISK_MIN_ROWS = 20_000
-#: a store with fewer match keys is indexed on first use; a larger one when asked (:func:`prepare`)
+FORMAT = "evx-2"
+#: a store with fewer match keys is indexed in memory on first use (milliseconds); a larger one
+#: into a file of the cache folder when a process asks (:func:`prepare`, ``build=True``)
 SMALL_KEYS = 20_000
 SMALL: Slot[bool] = Slot("evidence-index-small")
 #: the one table of each database: key → JSON record
@@ -98,13 +101,44 @@ def _open_ro(path: Path) -> sqlite3.Connection:
     return sqlite3.connect(f"file:{path}?mode=ro", uri=True, check_same_thread=False)
 
 
-def _new_db(records: Iterable[tuple[str, str]]) -> tuple[sqlite3.Connection, int]:
-    db = sqlite3.connect(":memory:", check_same_thread=False)
+def _rows(store: Store, name: str) -> Iterator[pyoxigraph.QuerySolution]:
+    """The solutions of the query file ``name`` without bindings, read one at a time from the
+    engine (``Store.select`` would hold all of them: over 1 GB for OEWN with three OMWs)."""
+    q = queries.get(name)
+
+    class _Solutions:
+        def embedded(self, engine: pyoxigraph.Store) -> Iterator[pyoxigraph.QuerySolution]:
+            res = engine.query(q.text)
+            if not isinstance(res, pyoxigraph.QuerySolutions):
+                raise QueryError(f"{name} is not a SELECT query")
+            return iter(res)
+
+        def remote(self, endpoint: str) -> Iterator[pyoxigraph.QuerySolution]:
+            raise StoreError("the evidence index is built on an embedded store only")
+
+    try:  # the engine reads lazily: damage may surface while the rows are iterated
+        yield from store.on_engine(_Solutions())
+    except (OSError, RuntimeError) as e:
+        raise StoreError(f"{name} failed on the store at {store.location}: {e}") from None
+
+
+def _new_db(path: Path | None) -> sqlite3.Connection:
+    db = sqlite3.connect(":memory:" if path is None else str(path), check_same_thread=False)
     db.execute(_CREATE)
+    # rows as the engine gives them, grouped by key (in that order) once all are in
+    db.execute("CREATE TABLE stage (seq INTEGER PRIMARY KEY, k TEXT NOT NULL, a TEXT, b TEXT, c TEXT)")
+    return db
+
+
+def _finish(db: sqlite3.Connection, group: Callable[[str, Iterable[tuple[str, str, str]]], str]) -> int:
+    """Every key's staged rows (a, b, c) in order → its record; the stage dropped."""
+    cur = db.execute("SELECT k, a, b, c FROM stage ORDER BY k, seq")
+    records = ((k, group(k, ((a, b, c) for _, a, b, c in rows)))
+               for k, rows in itertools.groupby(cur, key=lambda r: r[0]))
     db.executemany(_INSERT, records)
+    db.execute("DROP TABLE stage")
     db.commit()
-    n = db.execute(_COUNT).fetchone()[0]
-    return db, int(n)
+    return int(db.execute(_COUNT).fetchone()[0])
 
 
 def _path(derived: Derived, prefix: str) -> Path:
@@ -126,28 +160,36 @@ def _open(derived: Derived, prefix: str) -> _Table | None:
     return _Table(db, path)
 
 
-def _build(derived: Derived, prefix: str,
-           records: Callable[[], Iterable[tuple[str, str]]]) -> _Table:
-    """The table built from the store now (and written to disk when large)."""
+def _build(derived: Derived, prefix: str, fill: Callable[[sqlite3.Connection], int],
+           small: bool) -> _Table:
+    """The table built from the store now: in memory for a small store, else in a file of the
+    cache folder (renamed into place when complete)."""
     t0 = time.perf_counter()
-    db, n = _new_db(records())
-    log.info("%s index: %d records built in %.1fs", prefix, n, time.perf_counter() - t0)
-    if n < DISK_MIN_ROWS:
+    if small:
+        db = _new_db(None)
+        n = fill(db)
+        log.info("%s index: %d records built in memory in %.1fs", prefix, n, time.perf_counter() - t0)
         return _Table(db, None)
     path = _path(derived, prefix)
     tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        disk = sqlite3.connect(tmp)
-        with disk:
-            db.backup(disk)
-        disk.close()
+        tmp.unlink(missing_ok=True)
+        db = _new_db(tmp)
+        db.execute("PRAGMA journal_mode = OFF")
+        db.execute("PRAGMA synchronous = OFF")
+        n = fill(db)
+        db.execute("VACUUM")
+        db.close()
         os.replace(tmp, path)
     except (OSError, sqlite3.Error) as e:
-        log.warning("could not write the cache %s: %s", path, e)
         tmp.unlink(missing_ok=True)
-        return _Table(db, None)
-    db.close()
+        raise StoreError(f"could not write the {prefix} index {path}: {e}; check that the cache "
+                         f"folder (KG_RAG_CACHE_DIR) is writable and has space") from None
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    log.info("%s index: %d records built in %.1fs into %s", prefix, n, time.perf_counter() - t0, path)
     return _Table(_open_ro(path), path)
 
 
@@ -168,7 +210,7 @@ def _small(store: Store, derived: Derived) -> bool:
 
 
 def _table(store: Store, slot: Slot[_Holder], prefix: str,
-           records: Callable[[], Iterable[tuple[str, str]]], build: bool) -> _Table | None:
+           fill: Callable[[sqlite3.Connection], int], build: bool) -> _Table | None:
     if store.kind != "embedded":
         return None
     derived = Derived.of(store)
@@ -179,8 +221,10 @@ def _table(store: Store, slot: Slot[_Holder], prefix: str,
         if holder.table is None and not holder.looked:
             holder.table = _open(derived, prefix)
             holder.looked = True
-        if holder.table is None and (build or _small(store, derived)):
-            holder.table = _build(derived, prefix, records)
+        if holder.table is None:
+            small = _small(store, derived)
+            if build or small:
+                holder.table = _build(derived, prefix, fill, small)
         return holder.table
 
 
@@ -206,27 +250,27 @@ class EvidenceIndex:
         return by_sense, by_concept
 
 
-def _evidence_records(store: Store, query: str, var: str, encode: Callable[[_Parts], str],
-                      prefix: str, extra: Sequence[str] = ()) -> Iterable[tuple[str, str]]:
-    from kg_rag.pipeline.evidence import _add, _Parts
+def _fill_evidence(store: Store, db: sqlite3.Connection) -> int:
+    from kg_rag.model import LangText
+    from kg_rag.pipeline.evidence import _Parts, _text, add_text, encode_concept, encode_sense
 
-    parts: dict[str, _Parts] = {}
-    for q in (query, *extra):
-        for r in store.select(q):
-            iri = r[var].value
-            p = parts.get(iri)
-            if p is None:
-                p = parts[iri] = _Parts.new()
-            _add(p, r["kind"].value, r["text"])
-    return ((prefix + iri, encode(p)) for iri, p in parts.items())
+    def stage(query: str, var: str, prefix: str) -> None:
+        db.executemany("INSERT INTO stage (k, a, b, c) VALUES (?, ?, ?, ?)",
+                       ((prefix + r[var].value, r["kind"].value, t.text, t.lang)
+                        for r in _rows(store, query) for t in (_text(r["text"]),)))
 
+    stage("select-sense-evidence", "sense", "s ")
+    stage("select-concept-evidence", "concept", "c ")
+    # where it stands in its thesaurus (after the concept's own rows, as the per-call path)
+    stage("select-concept-hierarchy", "concept", "c ")
 
-def _evidence_rows(store: Store) -> Iterable[tuple[str, str]]:
-    from kg_rag.pipeline.evidence import encode_concept, encode_sense
+    def group(key: str, rows: Iterable[tuple[str, str, str]]) -> str:
+        p = _Parts.new()
+        for kind, text, lang in rows:
+            add_text(p, kind, LangText(text, lang))
+        return encode_sense(p) if key[0] == "s" else encode_concept(p)
 
-    yield from _evidence_records(store, "select-sense-evidence", "sense", encode_sense, "s ")
-    yield from _evidence_records(store, "select-concept-evidence", "concept", encode_concept,
-                                 "c ", ("select-concept-hierarchy",))
+    return _finish(db, group)
 
 
 #: the evidence index, in the store's registry
@@ -236,7 +280,7 @@ EVIDENCE_INDEX: Slot[_Holder] = Slot("evidence-index")
 def evidence_index(store: Store, build: bool = False) -> EvidenceIndex | None:
     """The evidence index of an embedded ``store``: already made, or its disk file, or built now
     when ``build`` or the store is small; else None (the caller queries per call)."""
-    t = _table(store, EVIDENCE_INDEX, "evidence", lambda: _evidence_rows(store), build)
+    t = _table(store, EVIDENCE_INDEX, "evidence", lambda db: _fill_evidence(store, db), build)
     return EvidenceIndex(t) if t is not None else None
 
 
@@ -251,14 +295,15 @@ def lemma_key(key: str, lang: str) -> str:
     return f"{lang.lower()}\x1f{key}"
 
 
-def _lemma_records(store: Store) -> Iterable[tuple[str, str]]:
-    groups: dict[str, list[list[str | None]]] = {}
-    for r in store.select("select-lemma-candidates"):
+def _fill_lemmas(store: Store, db: sqlite3.Connection) -> int:
+    def row(r: pyoxigraph.QuerySolution) -> tuple[str, str]:
         k = r["key"]
-        rows = groups.setdefault(lemma_key(k.value, k.language or ""), [])
-        rows.append([r[f].value if f in r else None for f in LEMMA_FIELDS])
-    return ((k, json.dumps(rows, ensure_ascii=False, separators=(",", ":")))
-            for k, rows in groups.items())
+        values = [t.value if (t := r[f]) is not None else None for f in LEMMA_FIELDS]
+        return lemma_key(k.value, k.language or ""), json.dumps(values, ensure_ascii=False)
+
+    db.executemany("INSERT INTO stage (k, a) VALUES (?, ?)",
+                   (row(r) for r in _rows(store, "select-lemma-candidates")))
+    return _finish(db, lambda _, rows: "[" + ",".join(a for a, _, _ in rows) + "]")
 
 
 class LemmaIndex:
@@ -277,7 +322,7 @@ LEMMA_INDEX: Slot[_Holder] = Slot("lemma-index")
 
 def lemma_index(store: Store, build: bool = False) -> LemmaIndex | None:
     """The lemma index of an embedded ``store``, as :func:`evidence_index` finds or builds it."""
-    t = _table(store, LEMMA_INDEX, "lemmas", lambda: _lemma_records(store), build)
+    t = _table(store, LEMMA_INDEX, "lemmas", lambda db: _fill_lemmas(store, db), build)
     return LemmaIndex(t) if t is not None else None
 
 
@@ -290,5 +335,5 @@ def prepare(store: Store, lemmas: bool = True) -> None:
         lemma_index(store, build=True)
 
 
-__all__ = ["DISK_MIN_ROWS", "EVIDENCE_INDEX", "FORMAT", "LEMMA_FIELDS", "LEMMA_INDEX", "SMALL_KEYS",
+__all__ = ["EVIDENCE_INDEX", "FORMAT", "LEMMA_FIELDS", "LEMMA_INDEX", "SMALL_KEYS",
            "EvidenceIndex", "LemmaIndex", "evidence_index", "lemma_index", "lemma_key", "prepare"]

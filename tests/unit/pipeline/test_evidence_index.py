@@ -129,7 +129,6 @@ def test_large_store_queries_until_prepared_then_reads_the_disk_file(
         mem_store: EmbeddedStore, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     store = load_fixture(mem_store)
     monkeypatch.setattr(ei, "SMALL_KEYS", 0)      # as if the store were large
-    monkeypatch.setattr(ei, "DISK_MIN_ROWS", 0)   # and its tables worth a file
     derived = Derived.of(store, tmp_path)
     derived.invalidate()
     assert ei.evidence_index(store) is None and ei.lemma_index(store) is None
@@ -149,11 +148,30 @@ def test_large_store_queries_until_prepared_then_reads_the_disk_file(
 def test_unreadable_disk_file_is_rebuilt(mem_store: EmbeddedStore, tmp_path: Path,
                                          monkeypatch: pytest.MonkeyPatch) -> None:
     store = load_fixture(mem_store)
-    monkeypatch.setattr(ei, "DISK_MIN_ROWS", 0)
+    monkeypatch.setattr(ei, "SMALL_KEYS", 0)
     derived = Derived.of(store, tmp_path)
     derived.invalidate()
-    (tmp_path / f"evidence-{ei.FORMAT}-{derived.version()}.sqlite").write_bytes(b"not a database")
+    bad = tmp_path / f"evidence-{ei.FORMAT}-{derived.version()}.sqlite"
+    bad.write_bytes(b"not a database")
+    ei.prepare(store, lemmas=False)
     assert fetch_evidence(store, bank_candidates()) == queried_evidence(store, bank_candidates())
+    assert bad.read_bytes().startswith(b"SQLite format 3")
+    assert [p.name for p in tmp_path.iterdir()] == [bad.name]  # no temporary file left
+
+
+def test_a_failed_build_leaves_no_file(mem_store: EmbeddedStore, tmp_path: Path,
+                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    store = load_fixture(mem_store)
+    monkeypatch.setattr(ei, "SMALL_KEYS", 0)
+    Derived.of(store, tmp_path).invalidate()
+
+    def broken(*a: object) -> object:
+        raise RuntimeError("engine failure")
+
+    monkeypatch.setattr(ei, "_rows", broken)
+    with pytest.raises(RuntimeError):
+        ei.prepare(store)
+    assert list(tmp_path.iterdir()) == []
 
 
 @settings(max_examples=60, deadline=None)
