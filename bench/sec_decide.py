@@ -63,7 +63,8 @@ def run(ctx: Ctx, sec: Section) -> None:
     ann = pool("annotate")
     cands = pool("candidates")
     rows = [
-        ["evidence (`fetch_evidence`, 2 SPARQL queries, cold cache per run)", ev],
+        ["evidence (`fetch_evidence`: the store's evidence index, built or opened in setup; "
+         "without it 2 SPARQL queries, cold cache per run)", ev],
         ["knowledge selector `select` alone", kn],
         ["**knowledge: evidence + select**", tot],
         ["knowledge: evidence + select, CPU time of the process", pool("knowledge_cpu")

@@ -64,7 +64,9 @@ def run(ctx: Ctx, sec: Section) -> None:
     sec.say(f"Ours goes through `{api}` for the candidates and "
             "`kg_rag.pipeline.evidence.fetch_evidence` for their definitions (what a selector gets: "
             "definitions, examples, labels, neighbours); the peer calls `wn.senses(lemma)` and "
-            "`sense.synset().definition()`. Loop time excludes opening the store (shown apart).", "")
+            "`sense.synset().definition()`. Loop time excludes opening the store and the annotator's "
+            "`warm_up` (lexicon, lemma and evidence indexes: read from the cache folder, built there by "
+            "the first process after a load), shown apart as open.", "")
     sec.table(["contender", f"loop over {n:,} lemmas, median (min–max)", "p50 per lemma",
                "p95", "p99", "open", "senses / with definition"], rows)
     runs_table(sec, runs)

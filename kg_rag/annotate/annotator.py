@@ -37,6 +37,7 @@ from kg_rag.annotate.lexicon import Lexicon
 from kg_rag.annotate.schemes import SchemeFilter, Schemes
 from kg_rag.errors import InputError
 from kg_rag.model import Candidate, Mention
+from kg_rag.pipeline.evidence_index import prepare
 from kg_rag.settings import settings
 from kg_rag.store import Store, Values
 from kg_rag.text.analyse import analyses, clean_surface, fallback_forms, how_rank
@@ -109,6 +110,13 @@ class LexiconAnnotator:
         return self._lexicon
 
     # --- public ---------------------------------------------------------------------------
+    def warm_up(self) -> None:
+        """Load the lexicon and build (or open) the lemma and evidence indexes now, for a process
+        that will look up many lemmas (else a large store is queried per lemma until some
+        process has built them: :mod:`kg_rag.pipeline.evidence_index`)."""
+        _ = self.lexicon
+        prepare(self.store)
+
     def annotate(self, text: str, lang: str, pos: str | None = None,
                  scheme: SchemeFilter | None = None) -> list[Mention]:
         """Every mention in ``text`` (offsets into ``nfc(text)``), sorted by start, longest
@@ -192,8 +200,8 @@ class LexiconAnnotator:
 
     def candidates_for_lemma(self, lemma: str, lang: str, pos: str | None = None,
                              graph: str | None = None) -> tuple[Candidate, ...]:
-        """The dictionary senses of ``lemma`` in the lexicons of ``lang`` (one query); ``graph``:
-        only in the source loaded into that named graph."""
+        """The dictionary senses of ``lemma`` in the lexicons of ``lang`` (one lookup in the lemma
+        index, else one query); ``graph``: only in the source loaded into that named graph."""
         code = check_language(lang)
         pos_name = check_pos(pos)
         key = match_key(lemma)

@@ -1,7 +1,9 @@
 """From matched owners (lexical entries, concepts) to :class:`~kg_rag.model.Candidate` readings.
 
-One query per batch (``sparql/select-candidates.rq``, VALUES over the owner IRIs); one query per
-lemma for the WSD evaluation (``sparql/select-lemma-candidates.rq``).
+One query per batch (``sparql/select-candidates.rq``, VALUES over the owner IRIs); for a lemma
+(the WSD evaluation, ``LexiconAnnotator.candidates_for_lemma``) the rows of
+``sparql/select-lemma-candidates.rq`` — on an embedded store read from the lemma index
+(:mod:`kg_rag.pipeline.evidence_index`, the same query run once for every key), else queried.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from pyoxigraph import Literal, NamedNode
 from kg_rag.errors import InputError
 from kg_rag.model import Candidate
 from kg_rag.namespaces import ILI, LEXINFO
+from kg_rag.pipeline.evidence_index import lemma_index
 from kg_rag.store import Store, Values
 from kg_rag.store.base import Row
 
@@ -61,18 +64,17 @@ class Reading:
                          matched_by=matched_by)
 
 
-def _pos_name(term: object) -> str | None:
-    if term is None:
+def _pos_name(v: str | None) -> str | None:
+    if v is None:
         return None
-    v = str(term.value)  # type: ignore[attr-defined]
     return v[len(_LEXINFO):] if v.startswith(_LEXINFO) else v.rsplit("#", 1)[-1].rsplit("/", 1)[-1]
 
 
-def _int(term: object) -> int | None:
-    if term is None:
+def _int(v: str | None) -> int | None:
+    if v is None:
         return None
     try:
-        return int(term.value)  # type: ignore[attr-defined]
+        return int(v)
     except ValueError:
         return None
 
@@ -82,17 +84,28 @@ def _ili_of(concept: str) -> str | None:
     return concept[len(_ILI):] if concept.startswith(_ILI) else None
 
 
+def _value(row: Row, name: str) -> str | None:
+    t = row.get(name)
+    return t.value if t is not None else None
+
+
 def _reading(row: Row, entry: str | None) -> Reading:
-    sense = row.get("sense")
+    return _reading_of(row["concept"].value, _value(row, "sense"), entry, _value(row, "lemma"),
+                       _value(row, "rank"), _value(row, "senseKey"), _value(row, "pos"))
+
+
+def _reading_of(concept: str, sense: str | None, entry: str | None, lemma: str | None,
+                rank: str | None, sense_key: str | None, pos: str | None) -> Reading:
+    """A reading from the values of one row (None: unbound)."""
     return Reading(
-        concept=row["concept"].value,
-        sense=sense.value if sense is not None else None,
+        concept=concept,
+        sense=sense,
         entry=entry if sense is not None else None,
-        lemma=row["lemma"].value if "lemma" in row else "",
-        rank=_int(row.get("rank")),
-        sense_key=row["senseKey"].value if "senseKey" in row else None,
-        ili=_ili_of(row["concept"].value),
-        pos=_pos_name(row.get("pos")),
+        lemma=lemma if lemma is not None else "",
+        rank=_int(rank),
+        sense_key=sense_key,
+        ili=_ili_of(concept),
+        pos=_pos_name(pos),
     )
 
 
@@ -127,12 +140,26 @@ def readings_of(store: Store, targets: Sequence[str], lang: str) -> dict[str, tu
 
 
 def lemma_readings(store: Store, key: str, lang: str, graph: str | None = None) -> tuple[Reading, ...]:
-    """Readings of the entries whose match key is ``key`` in ``lang`` (one query); ``graph``:
-    only those of the source loaded into that named graph."""
+    """Readings of the entries whose match key is ``key`` in ``lang`` (from the lemma index on an
+    embedded store, else one query); ``graph``: only those of the source loaded into that named
+    graph."""
+    index = lemma_index(store)
+    if index is None:
+        return queried_lemma_readings(store, key, lang, graph)
+    # the fields in LEMMA_FIELDS order: entry concept sense rank senseKey pos lemma g
+    return _dedupe(_reading_of(c, s, e, lm, rk, sk, pos)  # type: ignore[arg-type]
+                   for e, c, s, rk, sk, pos, lm, g in index.rows(key, lang)
+                   if graph is None or g == graph)
+
+
+def queried_lemma_readings(store: Store, key: str, lang: str,
+                           graph: str | None = None) -> tuple[Reading, ...]:
+    """:func:`lemma_readings` through one query on any store (what the lemma index must agree
+    with)."""
     rows = store.select("select-lemma-candidates", bind={"key": Literal(key, language=lang)})
     return _dedupe(_reading(r, r["entry"].value) for r in rows
                    if graph is None or r["g"].value == graph)
 
 
-__all__ = ["BATCH", "POS_ALIASES", "Reading", "check_pos", "lemma_readings", "readings_of",
-           "sort_key"]
+__all__ = ["BATCH", "POS_ALIASES", "Reading", "check_pos", "lemma_readings",
+           "queried_lemma_readings", "readings_of", "sort_key"]

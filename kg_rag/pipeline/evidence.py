@@ -9,6 +9,10 @@ in tables of the store's registry (:data:`EVIDENCE`, :data:`SENSE_EVIDENCE`,
 :class:`kg_rag.derived.Derived`, emptied when a vocabulary is loaded or dropped): indexing a corpus
 asks the store once per sense and concept, not once per document.
 
+On an embedded store both come from :mod:`kg_rag.pipeline.evidence_index` instead: the same
+queries run once for the whole store and grouped the same way, so a call costs a SQLite lookup
+instead of two SPARQL queries (the engine parses and plans each query text anew).
+
 A concept's graph neighbours are not part of its evidence: no selector reads them from here (the
 knowledge selector has the concept graph in its knowledge base, an LLM's prompt names the broader
 concepts, ``select-concept-hierarchy``), and on a WordNet store they were 36 % of the rows.
@@ -16,6 +20,7 @@ concepts, ``select-concept-hierarchy``), and on a WordNet store they were 36 % o
 
 from __future__ import annotations
 
+import json
 import logging
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -24,6 +29,7 @@ from pyoxigraph import Literal, NamedNode
 
 from kg_rag.derived import Derived, Table
 from kg_rag.model import Candidate, LangText, SenseEvidence
+from kg_rag.pipeline.evidence_index import evidence_index
 from kg_rag.store import Store, Values
 from kg_rag.text.normalise import base_language, nfc
 
@@ -84,12 +90,16 @@ def _text(term: object) -> LangText:
 
 
 def _add(parts: _Parts, kind: str, term: object) -> None:
+    add_text(parts, kind, _text(term))
+
+
+def add_text(parts: _Parts, kind: str, t: LangText) -> None:
+    """One row's text into its bucket (first occurrence kept; empty texts dropped)."""
     bucket = {"definition": parts.definitions, "example": parts.examples, "label": parts.labels,
               "usage": parts.usage, "translation": parts.translations,
               "broader": parts.broader, "scheme": parts.schemes}.get(kind)
     if bucket is None:
         raise ValueError(f"unknown evidence kind {kind}")
-    t = _text(term)
     if t.text:
         bucket.setdefault(t, None)
 
@@ -99,8 +109,57 @@ def _chunks(items: Sequence[str], n: int) -> Iterable[Sequence[str]]:
         yield items[i : i + n]
 
 
+def _pairs(texts: Iterable[LangText]) -> list[list[str]]:
+    return [[t.text, t.lang] for t in texts]
+
+
+def _texts(pairs: Sequence[Sequence[str]]) -> tuple[LangText, ...]:
+    return tuple(LangText(t, lang) for t, lang in pairs)
+
+
+def encode_concept(p: _Parts) -> str:
+    """A concept's grouped rows as the evidence index keeps them (JSON)."""
+    return json.dumps([_pairs(b) for b in (p.definitions, p.examples, p.labels, p.usage,
+                                           p.broader, p.schemes)],
+                      ensure_ascii=False, separators=(",", ":"))
+
+
+def encode_sense(p: _Parts) -> str:
+    """A sense's grouped rows as the evidence index keeps them (JSON)."""
+    return json.dumps([_pairs(b) for b in (p.definitions, p.examples, p.labels, p.usage,
+                                           p.translations)],
+                      ensure_ascii=False, separators=(",", ":"))
+
+
+_NO_CONCEPT_EVIDENCE = ConceptEvidence()
+
+
 def concept_evidence(store: Store, concepts: Iterable[str]) -> dict[str, ConceptEvidence]:
-    """Concept-level evidence for each IRI (cached)."""
+    """Concept-level evidence for each IRI (from the evidence index on an embedded store, else
+    queried and cached)."""
+    index = evidence_index(store)
+    if index is not None:
+        wanted = list(dict.fromkeys(concepts))
+        return _concepts_of(wanted, index.records((), wanted)[1])
+    return queried_concept_evidence(store, concepts)
+
+
+def _concepts_of(wanted: Sequence[str], recs: dict[str, object]) -> dict[str, ConceptEvidence]:
+    out: dict[str, ConceptEvidence] = {}
+    for c in wanted:
+        rec = recs.get(c)
+        out[c] = (ConceptEvidence(*(_texts(b) for b in rec)) if isinstance(rec, list)
+                  else _NO_CONCEPT_EVIDENCE)
+    return out
+
+
+def _senses_of(recs: dict[str, object]) -> dict[str, _SenseTexts]:
+    return {s: _SenseTexts(*(_texts(b) for b in rec)) for s, rec in recs.items()
+            if isinstance(rec, list)}
+
+
+def queried_concept_evidence(store: Store, concepts: Iterable[str]) -> dict[str, ConceptEvidence]:
+    """Concept-level evidence for each IRI, queried per call (cached)."""
     cache = Derived.of(store).table(EVIDENCE)
     out, missing = cache.split(concepts)
     for chunk in _chunks(missing, BATCH):
@@ -121,8 +180,8 @@ def concept_evidence(store: Store, concepts: Iterable[str]) -> dict[str, Concept
     return out
 
 
-def _sense_parts(store: Store, senses: Sequence[str]) -> dict[str, _SenseTexts]:
-    """Sense-level evidence of each IRI (cached)."""
+def _queried_sense_parts(store: Store, senses: Sequence[str]) -> dict[str, _SenseTexts]:
+    """Sense-level evidence of each IRI, queried per call (cached)."""
     cache = Derived.of(store).table(SENSE_EVIDENCE)
     out, missing = cache.split(senses)
     for chunk in _chunks(missing, BATCH):
@@ -147,10 +206,31 @@ def _once(texts: tuple[LangText, ...]) -> tuple[LangText, ...]:
 
 
 def fetch_evidence(store: Store, candidates: Sequence[Candidate]) -> tuple[SenseEvidence, ...]:
-    """One :class:`SenseEvidence` per candidate, in order (two batched queries, cached concepts)."""
+    """One :class:`SenseEvidence` per candidate, in order (from the evidence index on an embedded
+    store, else two batched queries with cached concepts)."""
     senses = list(dict.fromkeys(c.sense for c in candidates if c.sense))
-    by_sense = _sense_parts(store, senses) if senses else {}
-    by_concept = concept_evidence(store, [c.concept for c in candidates])
+    index = evidence_index(store)
+    if index is None:
+        by_sense = _queried_sense_parts(store, senses) if senses else {}
+        by_concept = queried_concept_evidence(store, [c.concept for c in candidates])
+    else:  # one lookup for all of them
+        concepts = list(dict.fromkeys(c.concept for c in candidates))
+        s_recs, c_recs = index.records(senses, concepts)
+        by_sense, by_concept = _senses_of(s_recs), _concepts_of(concepts, c_recs)
+    return _assemble(candidates, by_sense, by_concept)
+
+
+def queried_evidence(store: Store, candidates: Sequence[Candidate]) -> tuple[SenseEvidence, ...]:
+    """:func:`fetch_evidence` through the per-call queries on any store (what the evidence
+    index must agree with)."""
+    senses = list(dict.fromkeys(c.sense for c in candidates if c.sense))
+    by_sense = _queried_sense_parts(store, senses) if senses else {}
+    by_concept = queried_concept_evidence(store, [c.concept for c in candidates])
+    return _assemble(candidates, by_sense, by_concept)
+
+
+def _assemble(candidates: Sequence[Candidate], by_sense: dict[str, _SenseTexts],
+              by_concept: dict[str, ConceptEvidence]) -> tuple[SenseEvidence, ...]:
     out = []
     for cand in candidates:
         ce = by_concept[cand.concept]

@@ -45,6 +45,7 @@ from typing import TypeGuard, cast
 import numpy as np
 
 from kg_rag.model import Agent, Candidate, Selection, SelectionRequest
+from kg_rag.pipeline.evidence_index import evidence_index
 from kg_rag.senses.baselines import sense_order, unresolved
 from kg_rag.senses.knowledge import dictionary, discourse
 from kg_rag.senses.knowledge.config import KnowledgeSelectorConfig, Weights
@@ -163,7 +164,9 @@ class KnowledgeSelector:
 
     # --- public ------------------------------------------------------------------------------
     def warm_up(self) -> None:
-        """Load the concept graph and gloss index now (else the first ``select`` does)."""
+        """Load the concept graph and gloss index now (else the first ``select`` does), and build
+        (or open) the store's evidence index (:mod:`kg_rag.pipeline.evidence_index`)."""
+        evidence_index(self.store, build=True)
         self.kb.matrix()
         if self.kb.nodes:
             self.kb.lemmas_of(0)  # builds the concept → lemmas index

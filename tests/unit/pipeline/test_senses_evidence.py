@@ -1,4 +1,5 @@
-"""fetch_evidence: sense and concept evidence in two batched queries, concepts cached."""
+"""fetch_evidence: sense and concept evidence (from the evidence index on an embedded store:
+tests/unit/pipeline/test_evidence_index.py; per call in two batched queries, cached)."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ from pyoxigraph import Literal, NamedNode, Quad
 
 from kg_rag.derived import Derived
 from kg_rag.model import Candidate, LangText
-from kg_rag.pipeline.evidence import EVIDENCE, SENSE_EVIDENCE, fetch_evidence
+from kg_rag.pipeline.evidence import EVIDENCE, SENSE_EVIDENCE, fetch_evidence, queried_evidence
 from kg_rag.store import Change, EmbeddedStore
 from tests.support.senses_fixture import EN, HE, ILI, bank_candidates, bd_candidates, load_fixture
 
@@ -51,17 +52,18 @@ def test_sense_level_evidence_and_translations(mem_store: EmbeddedStore) -> None
 
 
 def test_concept_evidence_is_cached(mem_store: EmbeddedStore) -> None:
+    """The per-call path (a remote store, a large store before its index is built)."""
     store = load_fixture(mem_store)
     Derived.of(store).invalidate()
-    fetch_evidence(store, bank_candidates())
+    queried_evidence(store, bank_candidates())
     assert Derived.of(store).table(EVIDENCE).get(ILI + "i1") is not None
     # a cached concept is not queried again: remove its definition and it is still served
     g = NamedNode("https://w3id.org/kg-rag/id/source/fix-en")
     store.apply(Change(delete=[Quad(NamedNode(ILI + "i1"), NamedNode("http://www.w3.org/2004/02/skos/core#definition"),
                                     Literal("a financial institution that accepts deposits and lends money", language="en"), g)]))
-    assert fetch_evidence(store, bank_candidates())[0].definitions
+    assert queried_evidence(store, bank_candidates())[0].definitions
     Derived.of(store).invalidate()
-    assert not fetch_evidence(store, bank_candidates())[0].definitions
+    assert not queried_evidence(store, bank_candidates())[0].definitions
 
 
 def test_candidate_without_sense_or_store_data(mem_store: EmbeddedStore) -> None:
@@ -73,15 +75,15 @@ def test_candidate_without_sense_or_store_data(mem_store: EmbeddedStore) -> None
 
 def test_sense_evidence_is_cached(mem_store: EmbeddedStore) -> None:
     """Sense-level evidence is asked once per sense (an empty answer too), until the
-    vocabularies change (the registry is invalidated)."""
+    vocabularies change (the registry is invalidated) — on the per-call path."""
     store = load_fixture(mem_store)
     Derived.of(store).invalidate()
-    assert not fetch_evidence(store, bd_candidates())[1].usage
+    assert not queried_evidence(store, bd_candidates())[1].usage
     g = NamedNode("https://w3id.org/kg-rag/id/source/fix-he")
     store.apply(Change(insert=[Quad(NamedNode(HE + "bd-n-2"),
                                     NamedNode("http://www.lexinfo.net/ontology/3.0/lexinfo#usageNote"),
                                     Literal("literary", language="en"), g)]))
     assert Derived.of(store).table(SENSE_EVIDENCE).get(HE + "bd-n-2") is not None
-    assert not fetch_evidence(store, bd_candidates())[1].usage  # served from the table
+    assert not queried_evidence(store, bd_candidates())[1].usage  # served from the table
     Derived.of(store).invalidate()
-    assert LangText("literary", "en") in fetch_evidence(store, bd_candidates())[1].usage
+    assert LangText("literary", "en") in queried_evidence(store, bd_candidates())[1].usage
