@@ -187,8 +187,8 @@ def index_in_sections(store: Store, doc: SourceDocument, sections: Sequence[Sequ
     dropped, then one update per section, the quads that list it with the last; on any failure
     its graph and the new decisions written for it are removed. Returns its figures and its
     passages' context hashes. ``detail``: ``annotate`` per passage as for any document,
-    ``decide`` before each section (mentions decided so far, and with this section's) and once
-    all are decided."""
+    ``decide`` before each section that has ambiguous mentions (those decided so far, and with
+    this section's: done < total) and once all are decided (done == total)."""
     all_passages = [p for sec in sections for p in sec]
     langs = languages(all_passages)
     main_lang = max(langs, key=lambda k: langs[k])
@@ -205,7 +205,7 @@ def index_in_sections(store: Store, doc: SourceDocument, sections: Sequence[Sequ
         for k, sec in enumerate(sections):
             units = annotated(doc, sec, annotator, detail)
             ambiguous = sum(1 for u in units for m in u.mentions if m.ambiguous)
-            if detail is not None:
+            if detail is not None and (ambiguous or k == 0):
                 detail(doc.id, "decide", done, done + ambiguous)
             outcome = decide(store, units, selector)
             done += ambiguous
