@@ -5,6 +5,7 @@ once all of it is written. The section bound is made tiny here, so the demo's te
 
 from __future__ import annotations
 
+import itertools
 import json
 from pathlib import Path
 
@@ -124,7 +125,7 @@ def test_a_long_document_is_indexed_whole_and_retrievable() -> None:
     decide = [d for d in details if d[0] == "decide"]
     assert 3 <= len(decide) <= len(document_sections(doc, SECTION)) + 1
     assert decide[0][1] == 0 and all(d < t for _, d, t in decide[:-1])
-    assert all(a[2] == b[1] for a, b in zip(decide, decide[1:]))   # each section after the last
+    assert all(a[2] == b[1] for a, b in itertools.pairwise(decide))   # each section after the last
     assert decide[-1][1:] == (rep.ambiguous, rep.ambiguous)
 
 
