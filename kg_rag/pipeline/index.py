@@ -215,11 +215,10 @@ def index_in_sections(store: Store, doc: SourceDocument, sections: Sequence[Sequ
             store.apply(Change(insert=quads))
             new += [d.decision for d in outcome.decided
                     if d.decision is not None and d.selection is not None and not d.reused]
-            del quads
-            counts = Tally.of(outcome, {}, len(units))
-            tally.add(counts)
+            tally.add(Tally.of(outcome, {}, len(units)))
             contexts |= contexts_of(units)
             first += len(units)
+            del quads, units, outcome   # not held while the next section is decided
     except BaseException:
         log.warning("indexing document %r failed after %d of its %d passages: removing what was "
                     "written for it", doc.id, first, len(all_passages))
