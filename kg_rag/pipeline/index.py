@@ -122,12 +122,17 @@ def document_units(doc: SourceDocument, annotator: Annotator, detail: Detail | N
 
 #: characters of a section of a long document (module doc): a document of at most this many
 #: characters is decided as one batch and written in one update, as before sections existed.
-#: Indexing holds a section whole — ~40 kB a decided mention (the selector's per-request state)
-#: and ~250 bytes a quad (~80 quads a mention); English text with OEWN has ~90 mentions per
-#: 1,000 characters, so a section of 50,000 characters holds ~4,500 mentions, ~200 MB beside
-#: the annotator's lexicon and the selector's knowledge base (~450 MB for OEWN). A section is
-#: ~20 pages: long enough that one sense per discourse still sees a word's repeated uses.
-SECTION_CHARS = 50_000
+#: Indexing holds a section whole: the selector's per-request state of its mentions (~40 kB a
+#: mention), its quads (~250 bytes a quad, ~7 quads a character of English text with OEWN) and
+#: the engine's transaction of a part of its write (:data:`SECTION_PART`). Measured on the first
+#: 100 kB of a text of OEWN definitions, into an OEWN store (peak RSS, bench/ANALYSIS.md, issue
+#: 17 sixth pass): sections of 50,000 characters 1,037 MB, of 20,000 896 MB (writes in parts of
+#: 100,000 quads), beside ~390 MB for the annotator's lexicon alone. 20,000 characters is ~8
+#: pages, ~3,300 words: long enough that one sense per discourse still sees a word's repeated uses.
+SECTION_CHARS = 20_000
+#: quads per transaction of a section's write (each flushed; the engine holds a transaction's
+#: writes in memory, ~1.6 kB a quad): a 20,000-character section is ~145,000 quads
+SECTION_PART = 25_000
 
 
 def sections_of(passages: Sequence[Passage], limit: int) -> list[list[Passage]]:
@@ -212,7 +217,7 @@ def index_in_sections(store: Store, doc: SourceDocument, sections: Sequence[Sequ
             quads = body_quads(owner, units, outcome, first) + list(outcome.decision_quads)
             if k == len(sections) - 1:
                 quads = owner_quads(owner) + quads
-            store.apply(Change(insert=quads))
+            store.apply(Change(insert=quads, part=SECTION_PART))
             new += [d.decision for d in outcome.decided
                     if d.decision is not None and d.selection is not None and not d.reused]
             tally.add(Tally.of(outcome, {}, len(units)))

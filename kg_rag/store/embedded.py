@@ -11,7 +11,9 @@ quads) is written in transactions of :data:`PART` quads: the engine holds a tran
 in memory, ~1.6 kB a quad, so one transaction for a 1 MB text needed over 10 GB. Each part keeps
 only the quads the store does not hold yet, and a part that fails removes the parts written
 before it, so a failed write still leaves the store as it was; while such a change is written,
-a reader of this store may see part of it. :meth:`EmbeddedStore.drop_graph` removes a graph of
+a reader of this store may see part of it. A change may ask for smaller parts
+(:attr:`~kg_rag.store.base.Change.part`: a long document's sections, ~40 MB a part of 25,000
+instead of ~160 MB). :meth:`EmbeddedStore.drop_graph` removes a graph of
 more than :data:`PART` quads in parts for the same reason.
 """
 
@@ -238,21 +240,24 @@ class EmbeddedStore(Store):
                 self.execute_update(change.render())
                 return
             check_quads(change.insert)   # what the update text would refuse
-            if len(change.insert) <= PART:
+            part = change.part or PART
+            if len(change.insert) <= part:
                 try:
                     self._store.extend(change.insert)   # one transaction: all of it or nothing
                 except (OSError, RuntimeError) as e:
                     raise self._write_failed("the update (nothing was written)", e) from None
             else:
-                self._extend_in_parts(change.insert)
+                self._extend_in_parts(change.insert, part)
             self._wrote()
 
-    def _extend_in_parts(self, quads: Sequence[Quad]) -> None:
-        """Add ``quads`` in transactions of :data:`PART`; on failure remove what was added."""
+    def _extend_in_parts(self, quads: Sequence[Quad], size: int = 0) -> None:
+        """Add ``quads`` in transactions of ``size`` (0: :data:`PART`); on failure remove what
+        was added."""
+        size = size or PART
         added: list[list[Quad]] = []
         try:
-            for i in range(0, len(quads), PART):
-                part = [q for q in quads[i : i + PART] if q not in self._store]
+            for i in range(0, len(quads), size):
+                part = [q for q in quads[i : i + size] if q not in self._store]
                 self._store.extend(part)
                 added.append(part)
                 self._store.flush()   # the engine's write buffers to disk: memory stays bounded
