@@ -86,6 +86,9 @@ class _CountingEngine:
         self.sizes.append(len(quads))
         self._engine.extend(quads)
 
+    def __contains__(self, quad: Quad) -> bool:
+        return quad in self._engine
+
     def __getattr__(self, name: str) -> Any:
         return getattr(self._engine, name)
 
