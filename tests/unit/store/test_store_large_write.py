@@ -100,4 +100,4 @@ def test_a_change_may_ask_for_smaller_parts(tmp_path: Path) -> None:
         store._store = counting  # type: ignore[assignment]
         store.apply(Change(insert=_quads(25), part=10))
         store.apply(Change(insert=_quads(30)[25:]))        # the store's own bound: one extend
-        assert counting.sizes == [10, 10, 5, 5] and len(store.oxigraph) == 30
+        assert counting.sizes == [10, 10, 5, 5] and len(counting._engine) == 30
