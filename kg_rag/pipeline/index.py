@@ -127,8 +127,9 @@ def document_units(doc: SourceDocument, annotator: Annotator, detail: Detail | N
 #: the engine's transaction of a part of its write (:data:`SECTION_PART`). Measured on the first
 #: 100 kB of a text of OEWN definitions, into an OEWN store (peak RSS, bench/ANALYSIS.md, issue
 #: 17 sixth pass): sections of 50,000 characters 1,037 MB, of 20,000 896 MB (writes in parts of
-#: 100,000 quads), beside ~390 MB for the annotator's lexicon alone. 20,000 characters is ~8
-#: pages, ~3,300 words: long enough that one sense per discourse still sees a word's repeated uses.
+#: 100,000 quads), of 20,000 written in parts of :data:`SECTION_PART` ~775 MB (the whole document
+#: 1,214 MB); a 1 MB text 934 MB (was over 5 GB). 20,000 characters is ~8 pages, ~3,300 words:
+#: long enough that one sense per discourse still sees a word's repeated uses.
 SECTION_CHARS = 20_000
 #: quads per transaction of a section's write (each flushed; the engine holds a transaction's
 #: writes in memory, ~1.6 kB a quad): a 20,000-character section is ~145,000 quads
