@@ -31,7 +31,8 @@ LONG_DOCUMENT = 100_000
 
 class WithinDocument:
     """A second progress bar for a long document: its characters annotated, then how many of its
-    mentions are being decided (``detail`` of :meth:`KnowledgeGraph.index`)."""
+    mentions are being decided (``detail`` of :meth:`KnowledgeGraph.index`) — section by section
+    for one written in sections (:data:`kg_rag.pipeline.index.SECTION_CHARS`)."""
 
     def __init__(self, enabled: bool, long: int = LONG_DOCUMENT) -> None:
         self.enabled, self.long = enabled, long
@@ -43,9 +44,12 @@ class WithinDocument:
         if stage == "annotate":
             if total < self.long:
                 return
+            desc = f"{for_terminal(doc_id)[:30]}: annotating"
             if self.bar is None:
                 self.bar = tqdm(total=total, unit="char", unit_scale=True, leave=False,
-                                position=1, file=sys.stderr, desc=f"{for_terminal(doc_id)[:30]}: annotating")
+                                position=1, file=sys.stderr, desc=desc)
+            elif self.bar.desc != desc:   # the next section of a long document
+                self.bar.set_description_str(desc)
             self.bar.update(done - self.bar.n)
         elif self.bar is not None and stage == "decide":
             if done < total or total == 0:

@@ -4,6 +4,23 @@ A document's graph is replaced as a whole together with the new decisions it nee
 update — with up to :data:`WRITE_BATCH` other documents: re-indexing is idempotent, and a process
 killed mid-way leaves each document either as it was or as it is now, never an annotation
 without its decision.
+
+A long document — more than :data:`SECTION_CHARS` characters — is annotated, decided and
+written in **sections** of consecutive passages (:func:`sections_of`), one section at a time,
+so that the memory of indexing it does not grow with its length (the selector's state per
+mention and the quads built for it are a section's, not the document's). What changes for it:
+
+* one sense per discourse (the knowledge selector pools the mentions of one ``select`` batch)
+  pools over a section, not the whole document; a passage repeated in a later section reuses
+  the decision made in the earlier one, as a passage repeated in a later document does;
+* its old graph is dropped first; the sections are written one update each, and the quads that
+  list it as a document (type, identifier, text: :func:`~.write.owner_quads`) come with the last
+  one — so ``documents`` and progress name it only once it is complete, while a reader of the
+  store may meet its passages and annotations while it is written;
+* if a section fails (an error, an interrupt) the document's graph and the decisions made for it
+  that nothing else uses are removed: the store is as it was before, but for an earlier version of
+  the same document, which is gone (the first step dropped it). A killed process (no chance to
+  clean up) leaves the sections written so far, which the next indexing of it drops.
 """
 
 from __future__ import annotations
@@ -13,6 +30,8 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 
+from pyoxigraph import NamedNode
+
 from kg_rag.annotate import Annotator
 from kg_rag.documents import SourceDocument, iter_paragraphs
 from kg_rag.errors import InputError
@@ -20,9 +39,9 @@ from kg_rag.model import Mention
 from kg_rag.namespaces import KGR
 from kg_rag.pipeline import record
 from kg_rag.pipeline.decide import Outcome, Unit, decide
-from kg_rag.pipeline.write import Owner, text_change
+from kg_rag.pipeline.write import Owner, body_quads, owner_quads, text_change
 from kg_rag.senses.base import SenseSelector
-from kg_rag.store import Change, Store
+from kg_rag.store import Change, Store, Values
 from kg_rag.text.langid import check_language, detect
 
 log = logging.getLogger(__name__)
@@ -68,22 +87,77 @@ def passages_of(doc: SourceDocument) -> list[tuple[int, int, str]]:
 Detail = Callable[[str, str, int, int], None]
 
 
-def document_units(doc: SourceDocument, annotator: Annotator,
-                   detail: Detail | None = None) -> tuple[list[Unit], dict[str, int]]:
-    """The annotated passages of ``doc`` and how many passages each language has."""
-    passages = passages_of(doc)
-    if not passages:
-        raise InputError(f"document {doc.id!r} has no text")
+Passage = tuple[int, int, str]
+
+
+def languages(passages: Sequence[Passage]) -> dict[str, int]:
+    """How many passages each language has."""
     langs: dict[str, int] = {}
     for _, _, lang in passages:
         langs[lang] = langs.get(lang, 0) + 1
+    return langs
+
+
+def annotated(doc: SourceDocument, passages: Sequence[Passage], annotator: Annotator,
+              detail: Detail | None = None) -> list[Unit]:
+    """``passages`` of ``doc`` annotated, one unit each."""
     units = []
     for s, e, lang in passages:
         units.append(Unit(s, e, lang, doc.text[s:e],
                           tuple(shift(annotator.annotate(doc.text[s:e], lang), s))))
         if detail is not None:
             detail(doc.id, "annotate", e, len(doc.text))
-    return units, langs
+    return units
+
+
+def document_units(doc: SourceDocument, annotator: Annotator, detail: Detail | None = None,
+                   passages: Sequence[Passage] | None = None) -> tuple[list[Unit], dict[str, int]]:
+    """The annotated passages of ``doc`` (``passages``: :func:`passages_of`, when already
+    known) and how many passages each language has."""
+    passages = passages_of(doc) if passages is None else passages
+    if not passages:
+        raise InputError(f"document {doc.id!r} has no text")
+    return annotated(doc, passages, annotator, detail), languages(passages)
+
+
+#: characters of a section of a long document (module doc): a document of at most this many
+#: characters is decided as one batch and written in one update, as before sections existed.
+#: Indexing holds a section whole: the selector's per-request state of its mentions (~40 kB a
+#: mention), its quads (~250 bytes a quad, ~7 quads a character of English text with OEWN) and
+#: the engine's transaction of a part of its write (:data:`SECTION_PART`). Measured on the first
+#: 100 kB of a text of OEWN definitions, into an OEWN store (peak RSS, bench/ANALYSIS.md, issue
+#: 17 sixth pass): sections of 50,000 characters 1,037 MB, of 20,000 896 MB (writes in parts of
+#: 100,000 quads), of 20,000 written in parts of :data:`SECTION_PART` ~775 MB (the whole document
+#: 1,214 MB); a 1 MB text 934 MB (was over 5 GB). 20,000 characters is ~8 pages, ~3,300 words:
+#: long enough that one sense per discourse still sees a word's repeated uses.
+SECTION_CHARS = 20_000
+#: quads per transaction of a section's write (each flushed; the engine holds a transaction's
+#: writes in memory, ~1.6 kB a quad): a 20,000-character section is ~145,000 quads
+SECTION_PART = 25_000
+
+
+def sections_of(passages: Sequence[Passage], limit: int) -> list[list[Passage]]:
+    """``passages`` in runs of consecutive passages, each spanning at most ``limit`` characters
+    (from its first passage's start to its last one's end) — but for a passage longer than
+    that, which is a section by itself. A document of at most ``limit`` characters is one."""
+    out: list[list[Passage]] = []
+    cur: list[Passage] = []
+    for p in passages:
+        if cur and p[1] - cur[0][0] > limit:
+            out.append(cur)
+            cur = []
+        cur.append(p)
+    if cur:
+        out.append(cur)
+    return out
+
+
+def document_sections(doc: SourceDocument, limit: int | None = None) -> list[list[Passage]]:
+    """The sections of ``doc`` (:func:`sections_of`; ``limit`` None: :data:`SECTION_CHARS`)."""
+    passages = passages_of(doc)
+    if not passages:
+        raise InputError(f"document {doc.id!r} has no text")
+    return sections_of(passages, SECTION_CHARS if limit is None else limit)
 
 
 def document_change(store: Store, doc: SourceDocument, units: Sequence[Unit], langs: dict[str, int],
@@ -103,12 +177,80 @@ def document_change(store: Store, doc: SourceDocument, units: Sequence[Unit], la
 
 
 def build_document(store: Store, doc: SourceDocument, annotator: Annotator,
-                   selector: SenseSelector | None) -> tuple[Change, Tally, set[str]]:
+                   selector: SenseSelector | None,
+                   passages: Sequence[Passage] | None = None) -> tuple[Change, Tally, set[str]]:
     """``doc`` annotated and decided: its change, its figures and its passages' context hashes
     (:func:`contexts_of`); what a worker of :mod:`kg_rag.pipeline.parallel` sends back."""
-    units, langs = document_units(doc, annotator)
+    units, langs = document_units(doc, annotator, passages=passages)
     change, outcome = document_change(store, doc, units, langs, selector)
     return change, Tally.of(outcome, langs, len(units)), contexts_of(units)
+
+
+def index_in_sections(store: Store, doc: SourceDocument, sections: Sequence[Sequence[Passage]],
+                      annotator: Annotator, selector: SenseSelector | None,
+                      detail: Detail | None = None) -> tuple[Tally, set[str]]:
+    """Index the long document ``doc`` one section at a time (module doc): its old graph
+    dropped, then one update per section, the quads that list it with the last; on any failure
+    its graph and the new decisions written for it are removed. Returns its figures and its
+    passages' context hashes. ``detail``: ``annotate`` per passage as for any document,
+    ``decide`` before each section that has ambiguous mentions (those decided so far, and with
+    this section's: done < total) and once all are decided (done == total)."""
+    all_passages = [p for sec in sections for p in sec]
+    langs = languages(all_passages)
+    main_lang = max(langs, key=lambda k: langs[k])
+    owner = Owner(record.doc_iri(doc.id), KGR.Document, doc.id, doc.text, main_lang, doc.title,
+                  doc.source, doc.root)
+    tally = Tally(languages=dict(langs))
+    contexts: set[str] = set()
+    new: list[NamedNode] = []       # the decisions written for it (removed if a section fails)
+    done = first = 0
+    log.info("indexing document %r (%d characters) in %d sections", doc.id, len(doc.text),
+             len(sections))
+    store.drop_graph(owner.iri)     # the old version, if any: the sections only add
+    try:
+        for k, sec in enumerate(sections):
+            units = annotated(doc, sec, annotator, detail)
+            ambiguous = sum(1 for u in units for m in u.mentions if m.ambiguous)
+            if detail is not None and (ambiguous or k == 0):
+                detail(doc.id, "decide", done, done + ambiguous)
+            outcome = decide(store, units, selector)
+            done += ambiguous
+            quads = body_quads(owner, units, outcome, first) + list(outcome.decision_quads)
+            if k == len(sections) - 1:
+                quads = owner_quads(owner) + quads
+            store.apply(Change(insert=quads, part=SECTION_PART))
+            new += [d.decision for d in outcome.decided
+                    if d.decision is not None and d.selection is not None and not d.reused]
+            tally.add(Tally.of(outcome, {}, len(units)))
+            contexts |= contexts_of(units)
+            first += len(units)
+            del quads, units, outcome   # not held while the next section is decided
+    except BaseException:
+        log.warning("indexing document %r failed after %d of its %d passages: removing what was "
+                    "written for it", doc.id, first, len(all_passages))
+        remove_document(store, owner.iri, new)
+        raise
+    if detail is not None:
+        detail(doc.id, "decide", done, done)
+    return tally, contexts
+
+
+def remove_document(store: Store, iri: NamedNode, decisions: Sequence[NamedNode]) -> None:
+    """Drop the graph ``iri`` and those of ``decisions`` that no annotation uses (what a failed
+    sectioned write of a document had written); errors are logged (the caller raises its own)."""
+    try:
+        store.drop_graph(iri)
+        unique = sorted(set(decisions), key=lambda n: n.value)
+        for i in range(0, len(unique), REMOVE_BATCH):
+            store.run_update("delete-unused-decisions",
+                             values=Values.column("decision", unique[i : i + REMOVE_BATCH]))
+    except Exception:  # noqa: BLE001 - the section's own error is what the caller raises
+        log.exception("could not remove the partly written document %s: index it again or "
+                      "delete it", iri.value)
+
+
+#: decisions per update when a failed sectioned write removes the ones it made
+REMOVE_BATCH = 2_000
 
 
 #: documents written in one update (each document stays whole: a crash leaves a document either
@@ -211,10 +353,13 @@ def check_documents(docs: Sequence[SourceDocument]) -> None:
 def index_documents(store: Store, docs: Sequence[SourceDocument], annotator: Annotator,
                     selector: SenseSelector | None,
                     progress: Callable[[int], None] | None = None,
-                    detail: Detail | None = None) -> IndexReport:
+                    detail: Detail | None = None,
+                    section_chars: int | None = None) -> IndexReport:
     """Index ``docs``: annotated and decided one document at a time (a document's mentions in one
-    selector call) and written :data:`WRITE_BATCH` documents per update; ``progress(1)`` once a
-    document is written, ``detail`` (:data:`Detail`) within each document. (Fetching the concept evidence of 32 documents ahead in one go was
+    selector call) and written :data:`WRITE_BATCH` documents per update — a document longer than
+    ``section_chars`` (None: :data:`SECTION_CHARS`) in sections (:func:`index_in_sections`);
+    ``progress(1)`` once a document is written (all of it), ``detail`` (:data:`Detail`) within
+    each document. (Fetching the concept evidence of 32 documents ahead in one go was
     measured and dropped: no gain on a first index, twice the CPU on a re-index, whose
     decisions are all reused and need no evidence.) :mod:`kg_rag.pipeline.parallel` does the
     same with several processes."""
@@ -223,7 +368,15 @@ def index_documents(store: Store, docs: Sequence[SourceDocument], annotator: Ann
     tally = Tally()
     writer = Writer(store, progress)
     for d in docs:
-        units, langs = document_units(d, annotator, detail)
+        sections = document_sections(d, section_chars)
+        if len(sections) > 1:
+            writer.flush()   # it is decided against what came before it, as one more update
+            counts, _ = index_in_sections(store, d, sections, annotator, selector, detail)
+            tally.add(counts)
+            if progress is not None:
+                progress(1)
+            continue
+        units, langs = document_units(d, annotator, detail, sections[0])
         contexts = contexts_of(units)
         if writer.conflicts(d, contexts):
             writer.flush()

@@ -21,7 +21,10 @@ document id again, or a passage whose decision an earlier document of the snapsh
 generation's) documents makes (it would reuse that decision) — is decided again here, in order,
 after they are written; its worker's answer is dropped. A document that fails in a worker fails
 the run as it would in the serial one (what came before it is written). Progress within a
-document (``detail``) is not reported from the workers.
+document (``detail``) is not reported from the workers. A long document (more than
+:data:`~kg_rag.pipeline.index.SECTION_CHARS` characters) is indexed in sections by this process
+when its turn comes (:func:`~kg_rag.pipeline.index.index_in_sections`): a worker would hold it
+whole, and send all of its quads back.
 """
 
 from __future__ import annotations
@@ -45,6 +48,8 @@ from kg_rag.pipeline.index import (
     Writer,
     build_document,
     check_documents,
+    document_sections,
+    index_in_sections,
 )
 from kg_rag.senses.base import SenseSelector
 from kg_rag.store import Change, EmbeddedStore, Store
@@ -63,10 +68,14 @@ _STATE: tuple[Store, Annotator, SenseSelector | None] | None = None
 Built = tuple[Change, Tally, set[str]]
 
 
-def _build(doc: SourceDocument) -> Built:
-    """In a worker: the document's change, its figures and its passages' context hashes."""
+def _build(doc: SourceDocument) -> Built | None:
+    """In a worker: the document's change, its figures and its passages' context hashes; None
+    for a long document (sections: the parent indexes it)."""
     assert _STATE is not None
-    return build_document(_STATE[0], doc, _STATE[1], _STATE[2])
+    sections = document_sections(doc)
+    if len(sections) > 1:
+        return None
+    return build_document(_STATE[0], doc, _STATE[1], _STATE[2], sections[0])
 
 
 def _read_snapshot(path: str) -> None:
@@ -138,7 +147,7 @@ def _snapshot(store: Store) -> Path | None:
 
 def _streamed(store: Store, annotator: Annotator, selector: SenseSelector | None,
               docs: Sequence[SourceDocument], workers: int,
-              snapshot: Path) -> Iterator[tuple[SourceDocument, Built]]:
+              snapshot: Path) -> Iterator[tuple[SourceDocument, Built | None]]:
     """Each document and its worker's answer, in order, from workers that read ``snapshot``."""
     global _STATE
     _STATE = (store, annotator, selector)
@@ -155,7 +164,7 @@ def _streamed(store: Store, annotator: Annotator, selector: SenseSelector | None
 
 
 def _generation(store: Store, annotator: Annotator, selector: SenseSelector | None,
-                gen: list[SourceDocument], workers: int) -> Iterator[tuple[SourceDocument, Built]]:
+                gen: list[SourceDocument], workers: int) -> Iterator[tuple[SourceDocument, Built | None]]:
     """Each document of ``gen`` and its worker's answer, decided against the store as it is."""
     global _STATE
     _STATE = (store, annotator, selector)
@@ -168,13 +177,26 @@ def _generation(store: Store, annotator: Annotator, selector: SenseSelector | No
     yield from zip(gen, built, strict=True)
 
 
-def _write(answers: Iterable[tuple[SourceDocument, Built]], store: Store, annotator: Annotator,
-           selector: SenseSelector | None, writer: Writer, tally: Tally) -> None:
+def _write(answers: Iterable[tuple[SourceDocument, Built | None]], store: Store,
+           annotator: Annotator, selector: SenseSelector | None, writer: Writer,
+           tally: Tally) -> None:
     """Write the workers' answers in order; decide again here, after flushing, each document
-    whose decisions depend on one the workers could not see written (module docstring)."""
+    whose decisions depend on one the workers could not see written, and index each long one
+    here in sections (module docstring)."""
     ids: set[str] = set()          # of the documents so far that the workers' store lacks
     seen: set[str] = set()         # their passages' context hashes
-    for doc, (change, counts, contexts) in answers:
+    for doc, built in answers:
+        if built is None:        # a long document: in sections, after what came before it
+            writer.flush()
+            counts, contexts = index_in_sections(store, doc, document_sections(doc), annotator,
+                                                 selector)
+            ids.add(doc.id)
+            seen.update(contexts)
+            tally.add(counts)
+            if writer.progress is not None:
+                writer.progress(1)
+            continue
+        change, counts, contexts = built
         if doc.id in ids or not seen.isdisjoint(contexts):
             writer.flush()       # the serial run decides this one after they are written
             change, counts, contexts = build_document(store, doc, annotator, selector)

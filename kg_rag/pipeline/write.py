@@ -50,20 +50,34 @@ def text_change(owner: Owner, units: Sequence[Unit], outcome: Outcome,
     """Drop ``owner``'s graph; insert its text, a passage per unit (documents), an annotation per
     mention of ``outcome`` (and a document's postings), the decisions ``outcome`` made anew and
     ``extra`` quads of the owner's graph (a question's retrieval record) — in one update."""
-    quads: list[Quad] = record.text_owner_quads(
-        owner.iri, owner.kind, owner.ident, owner.text, owner.lang, owner.title, owner.source,
-        owner.root)
+    quads = owner_quads(owner) + body_quads(owner, units, outcome)
+    return Change(drop_graphs=[owner.iri], insert=quads + list(extra) + list(outcome.decision_quads))
+
+
+def owner_quads(owner: Owner) -> list[Quad]:
+    """What names ``owner`` in its graph: its type, identifier, language, text, title, source —
+    what lists it among the documents (written last for a document written in sections)."""
+    return record.text_owner_quads(owner.iri, owner.kind, owner.ident, owner.text, owner.lang,
+                                   owner.title, owner.source, owner.root)
+
+
+def body_quads(owner: Owner, units: Sequence[Unit], outcome: Outcome, first: int = 0) -> list[Quad]:
+    """A passage per unit (documents; numbered from ``first``, the unit's number in the whole
+    document), an annotation per mention of ``outcome`` and, for a document, the postings of
+    these mentions (:mod:`.postings`; a document written in sections has a set per section) —
+    without the decisions' quads."""
+    quads: list[Quad] = []
     passages: list[NamedNode | None] = [None] * len(units)
     if owner.has_passages:
         for i, u in enumerate(units):
-            passages[i], pq = record.passage_quads(owner.iri, i, u.start, u.end, u.lang)
+            passages[i], pq = record.passage_quads(owner.iri, first + i, u.start, u.end, u.lang)
             quads += pq
     for d in outcome.decided:
         quads += record.annotation_quads(owner.iri, owner.iri, passages[d.unit], d.mention,
                                          d.chosen_concepts, d.decision, d.reused)
     if owner.has_passages:   # a document: what the ranking reads of it (pipeline.postings)
         quads += postings.posting_quads(owner.iri, outcome.decided)
-    return Change(drop_graphs=[owner.iri], insert=quads + list(extra) + list(outcome.decision_quads))
+    return quads
 
 
 def unrecorded(store: Store, outcome: Outcome) -> Outcome:
@@ -94,4 +108,4 @@ def write_text(store: Store, lock: threading.RLock, owner: Owner, units: Sequenc
         store.apply(text_change(owner, units, unrecorded(store, outcome), extra))
 
 
-__all__ = ["Owner", "text_change", "unrecorded", "write_text"]
+__all__ = ["Owner", "body_quads", "owner_quads", "text_change", "unrecorded", "write_text"]

@@ -11,12 +11,16 @@ quads) is written in transactions of :data:`PART` quads: the engine holds a tran
 in memory, ~1.6 kB a quad, so one transaction for a 1 MB text needed over 10 GB. Each part keeps
 only the quads the store does not hold yet, and a part that fails removes the parts written
 before it, so a failed write still leaves the store as it was; while such a change is written,
-a reader of this store may see part of it.
+a reader of this store may see part of it. A change may ask for smaller parts
+(:attr:`~kg_rag.store.base.Change.part`: a long document's sections, ~40 MB a part of 25,000
+instead of ~160 MB). :meth:`EmbeddedStore.drop_graph` removes a graph of
+more than :data:`PART` quads in parts for the same reason.
 """
 
 from __future__ import annotations
 
 import io
+import itertools
 import logging
 import re
 import threading
@@ -236,21 +240,24 @@ class EmbeddedStore(Store):
                 self.execute_update(change.render())
                 return
             check_quads(change.insert)   # what the update text would refuse
-            if len(change.insert) <= PART:
+            part = change.part or PART
+            if len(change.insert) <= part:
                 try:
                     self._store.extend(change.insert)   # one transaction: all of it or nothing
                 except (OSError, RuntimeError) as e:
                     raise self._write_failed("the update (nothing was written)", e) from None
             else:
-                self._extend_in_parts(change.insert)
+                self._extend_in_parts(change.insert, part)
             self._wrote()
 
-    def _extend_in_parts(self, quads: Sequence[Quad]) -> None:
-        """Add ``quads`` in transactions of :data:`PART`; on failure remove what was added."""
+    def _extend_in_parts(self, quads: Sequence[Quad], size: int = 0) -> None:
+        """Add ``quads`` in transactions of ``size`` (0: :data:`PART`); on failure remove what
+        was added."""
+        size = size or PART
         added: list[list[Quad]] = []
         try:
-            for i in range(0, len(quads), PART):
-                part = [q for q in quads[i : i + PART] if q not in self._store]
+            for i in range(0, len(quads), size):
+                part = [q for q in quads[i : i + size] if q not in self._store]
                 self._store.extend(part)
                 added.append(part)
                 self._store.flush()   # the engine's write buffers to disk: memory stays bounded
@@ -265,6 +272,29 @@ class EmbeddedStore(Store):
             if isinstance(e, (OSError, RuntimeError)):
                 raise self._write_failed("the update (nothing was written)", e) from None
             raise
+
+    def drop_graph(self, graph: NamedNode) -> None:
+        """Remove ``graph``; one of more than :data:`PART` quads in parts of :data:`PART`, each
+        flushed, the last with the graph itself (a transaction's writes are held in memory: one
+        for a long document's graph of millions of quads needed gigabytes). Not atomic then: a
+        failure leaves part of the graph, which dropping it again removes."""
+        self.check_writable()
+        with self._write_section():
+            try:
+                if not self._store.contains_named_graph(graph):
+                    return
+                while True:
+                    part = list(itertools.islice(
+                        self._store.quads_for_pattern(None, None, None, graph), PART))
+                    if len(part) < PART:
+                        self._store.remove_graph(graph)
+                        break
+                    for q in part:
+                        self._store.remove(q)
+                    self._store.flush()
+            except (OSError, RuntimeError) as e:
+                raise self._write_failed(f"removing the graph <{graph.value}>", e) from None
+            self._wrote()
 
     def execute_update(self, text: str) -> None:
         self.check_writable()

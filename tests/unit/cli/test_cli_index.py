@@ -160,3 +160,21 @@ def test_a_long_document_gets_a_bar_of_its_own(capsys: pytest.CaptureFixture[str
     quiet = WithinDocument(enabled=False, long=1)
     quiet("long", "annotate", 1, 2)
     assert quiet.bar is None
+
+
+def test_the_bar_of_a_document_in_sections() -> None:
+    """Sections: annotate, decide, annotate again — one bar, back to annotating, closed once
+    all mentions are decided."""
+    from kg_rag.cli.documents import WithinDocument
+
+    within = WithinDocument(enabled=True, long=1000)
+    within("long", "annotate", 900, 2000)
+    within("long", "decide", 0, 5)
+    bar = within.bar
+    assert bar is not None and "deciding 5" in str(bar)
+    within("long", "annotate", 2000, 2000)
+    assert within.bar is bar and "long: annotating" in str(bar) and bar.n == 2000
+    within("long", "decide", 5, 9)
+    assert within.bar is bar and "deciding 9" in str(bar)
+    within("long", "decide", 9, 9)
+    assert within.bar is None

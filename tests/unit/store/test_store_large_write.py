@@ -74,3 +74,30 @@ def test_a_part_failing_removes_the_parts_before_it_and_keeps_what_was_there(sma
             store.apply(Change(insert=[before, *_quads(60)]))
         store._store = engine
         assert _all(store) == held
+
+
+class _CountingEngine:
+    """The engine, counting its ``extend`` calls and their sizes."""
+
+    def __init__(self, engine: pyoxigraph.Store) -> None:
+        self._engine, self.sizes = engine, []
+
+    def extend(self, quads: list[Quad]) -> None:
+        self.sizes.append(len(quads))
+        self._engine.extend(quads)
+
+    def __contains__(self, quad: Quad) -> bool:
+        return quad in self._engine
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._engine, name)
+
+
+def test_a_change_may_ask_for_smaller_parts(tmp_path: Path) -> None:
+    """``Change.part`` (a long document's sections): parts of that many quads, below PART."""
+    with EmbeddedStore(tmp_path / "parts") as store:
+        counting = _CountingEngine(store._store)
+        store._store = counting  # type: ignore[assignment]
+        store.apply(Change(insert=_quads(25), part=10))
+        store.apply(Change(insert=_quads(30)[25:]))        # the store's own bound: one extend
+        assert counting.sizes == [10, 10, 5, 5] and len(counting._engine) == 30
