@@ -261,14 +261,19 @@ class KnowledgeGraph:
         if mode is WsdMode.NONE:
             mode = WsdMode.KNOWLEDGE  # documents are always decided; none applies to matching
         self.derived.refresh()   # another process may have loaded a vocabulary (remote store)
+        from kg_rag.pipeline import postings
+
         with self.write_lock:
             if workers > 1 and len(docs) > 1:
                 from kg_rag.pipeline.parallel import index_parallel
 
-                return index_parallel(self.store, docs, self.annotator, self.selector(mode),
-                                      workers, progress)
-            return index_documents(self.store, docs, self.annotator, self.selector(mode), progress,
-                                   detail)
+                rep = index_parallel(self.store, docs, self.annotator, self.selector(mode),
+                                     workers, progress)
+            else:
+                rep = index_documents(self.store, docs, self.annotator, self.selector(mode),
+                                      progress, detail)
+            postings.settle(self.store)   # every document has its postings: say so once
+            return rep
 
     def redecide(self, wsd: WsdMode | str = WsdMode.LLM, documents: Iterable[str] | None = None,
                  below: float | None = None, limit: int | None = None, dry_run: bool = False,

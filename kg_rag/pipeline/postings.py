@@ -23,9 +23,10 @@ and the ranking reads one row per (document, concept). They are derived data: a 
 the document's annotations and the decisions they point at (decisions never change under their
 IRI), written in the same update as the annotations (:func:`posting_quads`), rewritten when
 ``redecide`` re-points an annotation, and derived once for documents indexed before kg-rag kept
-them (:func:`ensure`; such a document is marked by the absence of ``kgr:postingsVersion``; once every
-document has them, the triple ``<…/graph/postings> kgr:postingsVersion 1`` in its own graph says
-so, and later processes skip the check). A document written in several updates has one node per
+them (:func:`ensure`; such a document is marked by the absence of ``kgr:postingsVersion``; after indexing,
+or once they are derived, the triple ``<…/graph/postings> kgr:postingsVersion 1`` in its own
+graph says that every document has them, and later processes skip the check; ranking itself
+writes nothing unless it has to derive). A document written in several updates has one node per
 update and concept; the reader sums them.
 """
 
@@ -233,13 +234,21 @@ BATCH = 200
 
 
 def ensure(store: Store) -> None:
-    """Derive the postings of the documents that have none yet (indexed by an earlier kg-rag),
-    once per store and process; a read-only store that has such documents is an error, since
-    ranking them without postings would silently leave them out."""
-    Derived.of(store).value(_CHECKED, lambda: _derive_missing(store))
+    """Before ranking: derive the postings of the documents that have none yet (indexed by an
+    earlier kg-rag), once per store and process. Ranking writes nothing else: with every
+    document in order it reads, and a store that cannot be written (read-only) but has such
+    documents is an error, since ranking without their postings would silently leave them out."""
+    Derived.of(store).value(_CHECKED, lambda: _check(store, mark=False))
 
 
-#: where the check records that every document has postings (one triple; see :func:`ensure`)
+def settle(store: Store) -> None:
+    """After indexing (a writer): derive what is missing, then record once, in one triple of
+    its own graph, that every document has its postings — so that later processes skip looking
+    at every document before they rank."""
+    _check(store, mark=True)
+
+
+#: where :func:`settle` records that every document has postings
 MARKER = NamedNode("https://w3id.org/kg-rag/id/graph/postings")
 
 
@@ -247,30 +256,28 @@ def _version() -> Literal:
     return Literal(str(VERSION), datatype=XSD.integer)
 
 
-def _derive_missing(store: Store) -> bool:
+def _check(store: Store, mark: bool) -> bool:
     if store.ask("ask-postings-complete", bind={"v": _version()}):
         return True
     docs = [r["doc"] for r in store.select("select-documents-without-postings")]
-    if not docs:
-        if not store.read_only:
-            store.apply(Change(insert=[Quad(MARKER, KGR.postingsVersion, _version(), MARKER)]))
-        return True
-    if store.read_only:
-        raise StoreError(f"{len(docs)} document(s) of this store were indexed before kg-rag kept "
-                         f"postings for ranking; open it once without --read-only (any kg-rag "
-                         f"command that asks) to derive them")
-    log.warning("deriving the ranking postings of %d document(s) indexed by an earlier kg-rag",
-                len(docs))
-    for i in range(0, len(docs), BATCH):
-        part = docs[i:i + BATCH]
-        readings = _store_readings(store, part)
-        quads: list[Quad] = []
-        for doc in part:
-            quads += from_readings(doc, readings.get(doc.value, []))
-        store.apply(Change(insert=quads))
-    store.apply(Change(insert=[Quad(MARKER, KGR.postingsVersion, _version(), MARKER)]))
+    if docs:
+        if store.read_only:
+            raise StoreError(f"{len(docs)} document(s) of this store were indexed before kg-rag "
+                             f"kept postings for ranking; open it once without --read-only (any "
+                             f"kg-rag command that asks or indexes) to derive them")
+        log.warning("deriving the ranking postings of %d document(s) indexed by an earlier "
+                    "kg-rag", len(docs))
+        for i in range(0, len(docs), BATCH):
+            part = docs[i:i + BATCH]
+            readings = _store_readings(store, part)
+            quads: list[Quad] = []
+            for doc in part:
+                quads += from_readings(doc, readings.get(doc.value, []))
+            store.apply(Change(insert=quads))
+    if docs or mark:
+        store.apply(Change(insert=[Quad(MARKER, KGR.postingsVersion, _version(), MARKER)]))
     return True
 
 
-__all__ = ["VERSION", "Posting", "ensure", "from_readings", "node_quads", "posting_quads",
+__all__ = ["VERSION", "Posting", "ensure", "settle", "from_readings", "node_quads", "posting_quads",
            "probabilities", "read", "rewrite", "stored_probabilities", "version_quad"]

@@ -163,8 +163,13 @@ def test_a_document_written_in_parts_sums_its_posting_nodes() -> None:
     assert got.meaning == pytest.approx(1 - 0.5 * 0.5 * 0.75)
 
 
-def test_the_check_is_recorded_once_every_document_has_postings(demo: Path, tmp_path: Path) -> None:
+def test_indexing_records_that_every_document_has_postings_and_asking_writes_nothing(demo: Path, tmp_path: Path) -> None:
     kg = KnowledgeGraph.open(path=str(copy(demo, tmp_path / "s")))
-    kg.ask("river bank", lang="en")
     assert kg.store.ask("ask-postings-complete", bind={"v": postings._version()})
+    kg.store.apply(Change(delete=[Quad(postings.MARKER, KGR.postingsVersion,
+                                       postings._version(), postings.MARKER)]))
+    before = kg.store.writes
+    kg.ask("river bank", lang="en", record_question=False)
+    assert kg.store.writes == before   # the check finds every document in order: no write
+    assert not kg.store.ask("ask-postings-complete", bind={"v": postings._version()})
     kg.close()
