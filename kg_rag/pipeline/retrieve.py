@@ -19,7 +19,9 @@ reorders the documents that share the word, it does not remove the relevant ones
 
 Every parameter is a field of one :class:`~kg_rag.pipeline.ranking_config.RetrievalConfig`;
 :func:`score` is the one arithmetic, and returns each result's contributions, which ``rank``
-sums and ``explain --document`` replays (:mod:`kg_rag.explain.result`).
+sums and ``explain --document`` replays (:mod:`kg_rag.explain.result`). It reads the documents'
+evidence from their postings (:mod:`.postings`: per document and concept, the annotations
+counted and their decisions' summed probability), written when the documents were indexed.
 """
 
 from __future__ import annotations
