@@ -33,17 +33,24 @@ update and concept; the reader sums them.
 from __future__ import annotations
 
 import logging
+import sys
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from types import MappingProxyType
+from typing import TYPE_CHECKING
 
 from pyoxigraph import Literal, NamedNode, Quad
 
-from kg_rag.derived import Derived, Slot
+from kg_rag.derived import Derived, Slot, Table
 from kg_rag.errors import StoreError
 from kg_rag.model import Mention, Selection
 from kg_rag.namespaces import KGR, XSD
+from kg_rag.pipeline.record import annotation_iri, sha256
 from kg_rag.store import Change, Store, Values
+
+if TYPE_CHECKING:
+    from kg_rag.pipeline.decide import Decided
 
 log = logging.getLogger(__name__)
 
@@ -59,6 +66,28 @@ def probabilities(scores: Mapping[str, float]) -> dict[str, float]:
     if total <= 0:
         return {}
     return {c: v / total for c, v in scores.items() if v > 0}
+
+
+#: decisions never change under their IRI (a hash of selector, mention, candidates and context)
+DECISIONS: Table[str, Mapping[str, float]] = Table("decision-probabilities", 50_000)
+
+
+def decision_probabilities(store: Store, decisions: set[str]) -> dict[str, Mapping[str, float]]:
+    """decision IRI → concept → the probability the document's decision gives it
+    (:func:`probabilities`; scores summed per concept over its senses), as the store holds them;
+    cached per store (a decision never changes under its IRI)."""
+    cache = Derived.of(store).table(DECISIONS)
+    known, todo = cache.split(decisions)
+    missing = [NamedNode(d) for d in todo]
+    if missing:
+        scores: dict[str, dict[str, float]] = defaultdict(dict)
+        for r in store.select("select-decision-scores", values=Values.column("decision", missing)):
+            d, c = r["decision"].value, sys.intern(r["candConcept"].value)  # one row per candidate sense
+            scores[d][c] = scores[d].get(c, 0.0) + float(r["score"].value)
+        for d in todo:
+            known[d] = MappingProxyType(probabilities(scores.get(d, {})))
+            cache.put(d, known[d])
+    return known
 
 
 def stored_probabilities(mention: Mention, selection: Selection) -> dict[str, float]:
@@ -105,8 +134,6 @@ def _double(v: float) -> Literal:
 def node_quads(doc: NamedNode, concept: str, first_annotation: str, p: Posting) -> list[Quad]:
     """The quads of one posting node (its IRI: the document, the concept and the first annotation
     counted, so that the parts of a document written in several updates do not collide)."""
-    from kg_rag.pipeline.record import sha256
-
     node = NamedNode(f"{doc.value}#k{sha256(concept, first_annotation)[:16]}")
     return [Quad(node, KGR.postingConcept, NamedNode(concept), doc),
             Quad(node, KGR.labelCount, Literal(str(p.labels), datatype=XSD.integer), doc),
@@ -140,30 +167,26 @@ def from_readings(doc: NamedNode, readings: Iterable[tuple[str, Sequence[str], M
     return quads
 
 
-def posting_quads(doc: NamedNode, decided: Sequence[object]) -> list[Quad]:
+def posting_quads(doc: NamedNode, decided: Sequence[Decided]) -> list[Quad]:
     """The postings of a document's mentions as :func:`~kg_rag.pipeline.decide.decide` left
-    them (:class:`~kg_rag.pipeline.decide.Decided`), for the document's write."""
-    from kg_rag.pipeline.record import annotation_iri
+    them, for the document's write."""
 
     def readings() -> Iterable[tuple[str, Sequence[str], Mapping[str, float] | None]]:
         for d in decided:
-            m: Mention = d.mention  # type: ignore[attr-defined]
-            sel: Selection | None = d.selection  # type: ignore[attr-defined]
-            has_decision = d.decision is not None  # type: ignore[attr-defined]
-            probs = (stored_probabilities(m, sel) if sel is not None else {}) if has_decision else None
-            yield annotation_iri(doc, m).value, m.concepts, probs
+            probs = None
+            if d.decision is not None:
+                probs = stored_probabilities(d.mention, d.selection) if d.selection is not None else {}
+            yield annotation_iri(doc, d.mention).value, d.mention.concepts, probs
 
     return from_readings(doc, readings())
 
 
-def _store_readings(store: Store, docs: Sequence[NamedNode],
+def stored_readings(store: Store, docs: Sequence[NamedNode],
                     repoint: Mapping[str, str] | None = None,
                     new_decisions: Sequence[Quad] = ()) -> dict[str, list[tuple[str, list[str], Mapping[str, float] | None]]]:
     """document IRI → its annotations' readings as the store holds them, with the annotations of
     ``repoint`` (annotation IRI → decision IRI) pointing at their new decision, whose candidate
     scores are in ``new_decisions`` unless the store has them."""
-    from kg_rag.pipeline.retrieve import decision_probabilities
-
     repoint = repoint or {}
     rows = store.select("select-document-readings", values=Values.column("doc", list(docs)))
     fresh: dict[str, dict[str, float]] = defaultdict(dict)
@@ -203,7 +226,7 @@ def rewrite(store: Store, doc: NamedNode, repoint: Mapping[str, str],
               for r in store.select("select-document-posting-nodes", bind={"doc": doc})
               for pred, var in ((KGR.postingConcept, "concept"), (KGR.labelCount, "labels"),
                                 (KGR.agreementSum, "agreement"), (KGR.meaningProbability, "meaning"))]
-    readings = _store_readings(store, [doc], repoint, new_decisions).get(doc.value, [])
+    readings = stored_readings(store, [doc], repoint, new_decisions).get(doc.value, [])
     insert = from_readings(doc, readings)
     return delete, insert
 
@@ -269,7 +292,7 @@ def _check(store: Store, mark: bool) -> bool:
                     "kg-rag", len(docs))
         for i in range(0, len(docs), BATCH):
             part = docs[i:i + BATCH]
-            readings = _store_readings(store, part)
+            readings = stored_readings(store, part)
             quads: list[Quad] = []
             for doc in part:
                 quads += from_readings(doc, readings.get(doc.value, []))
@@ -279,5 +302,6 @@ def _check(store: Store, mark: bool) -> bool:
     return True
 
 
-__all__ = ["VERSION", "Posting", "ensure", "settle", "from_readings", "node_quads", "posting_quads",
-           "probabilities", "read", "rewrite", "stored_probabilities", "version_quad"]
+__all__ = ["VERSION", "Posting", "decision_probabilities", "ensure", "settle", "from_readings", "node_quads", "posting_quads",
+           "probabilities", "read", "rewrite", "stored_probabilities", "stored_readings",
+           "version_quad"]

@@ -27,17 +27,14 @@ counted and their decisions' summed probability), written when the documents wer
 from __future__ import annotations
 
 import math
-import sys
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
-from types import MappingProxyType
 
 from pyoxigraph import NamedNode
 
-from kg_rag.derived import Derived, Table
 from kg_rag.model import Contribution, MatchedConcept, Mention, Result, Selection
-from kg_rag.pipeline.postings import Posting, probabilities
+from kg_rag.pipeline.postings import Posting, probabilities, stored_readings
 from kg_rag.pipeline.postings import read as read_postings
 from kg_rag.pipeline.ranking_config import DEFAULT, RetrievalConfig
 from kg_rag.pipeline.relevance import Relevance, readings_of, relevance
@@ -212,27 +209,6 @@ def focus_mentions(spans: Sequence[tuple[int, int]], focus: tuple[int, int] | No
     return {i for i, f in fit.items() if f == best}
 
 
-#: decisions never change under their IRI (a hash of selector, mention, candidates and context)
-DECISIONS: Table[str, Mapping[str, float]] = Table("decision-probabilities", 50_000)
-
-
-def decision_probabilities(store: Store, decisions: set[str]) -> dict[str, Mapping[str, float]]:
-    """decision IRI → concept → the probability the document's decision gives it
-    (:func:`probabilities`; scores summed per concept over its senses)."""
-    cache = Derived.of(store).table(DECISIONS)
-    known, todo = cache.split(decisions)
-    missing = [NamedNode(d) for d in todo]
-    if missing:
-        scores: dict[str, dict[str, float]] = defaultdict(dict)
-        for r in store.select("select-decision-scores", values=Values.column("decision", missing)):
-            d, c = r["decision"].value, sys.intern(r["candConcept"].value)  # one row per candidate sense
-            scores[d][c] = scores[d].get(c, 0.0) + float(r["score"].value)
-        for d in todo:
-            known[d] = MappingProxyType(probabilities(scores.get(d, {})))
-            cache.put(d, known[d])
-    return known
-
-
 @dataclass(frozen=True, slots=True)
 class Term:
     """What one query concept added to one document: ``counted`` = focus × idf ×
@@ -316,13 +292,11 @@ def document_readings(store: Store, doc: str, concepts: Iterable[str]) -> dict[s
     decision), for the annotations of ``doc`` that have one of ``concepts`` among their
     candidates: what each posting of the document sums (``explain --document`` shows them)."""
     want = set(concepts)
-    rows = store.select("select-document-readings", values=Values.column("doc", [NamedNode(doc)]))
-    probs = decision_probabilities(store, {r["dec"].value for r in rows if "dec" in r})
     out: dict[str, dict[str, float]] = defaultdict(dict)
-    for r in rows:
-        c = r["concept"].value
-        if c in want:
-            out[c][r["ann"].value] = probs.get(r["dec"].value, {}).get(c, 0.0) if "dec" in r else 1.0
+    for ann, cands, probs in stored_readings(store, [NamedNode(doc)]).get(doc, []):
+        for c in cands:
+            if c in want:
+                out[c][ann] = 1.0 if probs is None else probs.get(c, 0.0)
     return dict(out)
 
 

@@ -5,9 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pyoxigraph
+from pyoxigraph import Literal, NamedNode, Quad
 
 from kg_rag.model import Candidate
-from kg_rag.store import EmbeddedStore
+from kg_rag.store import Change, EmbeddedStore
 from tests.support.paths import DATA
 
 ILI = "http://globalwordnet.org/ili/"
@@ -36,6 +37,32 @@ def bd_candidates() -> tuple[Candidate, ...]:
 
 def fruit_candidates() -> tuple[Candidate, ...]:
     return (Candidate(ILI + "i9", HE + "pri-n-1", HE + "pri-n", "פרי", "he", 1, None, "i9", "noun"),)
+
+
+def add_branch_sense_texts(store: EmbeddedStore, register: bool = False) -> None:
+    """Give the branch sense of בד (``bd-n-2``) sense-level evidence: a Hebrew definition, the
+    usage note "literary", a translation to the English branch sense, and with ``register`` the
+    register lexinfo:formalRegister."""
+    g = NamedNode("https://w3id.org/kg-rag/id/source/fix-he")
+    s, t = NamedNode(HE + "bd-n-2"), NamedNode(HE + "tr-1")
+    vt, lexinfo = "http://www.w3.org/ns/lemon/vartrans#", "http://www.lexinfo.net/ontology/3.0/lexinfo#"
+    quads = [
+        Quad(s, NamedNode("http://www.w3.org/2004/02/skos/core#definition"), Literal("ענף של עץ", language="he"), g),
+        Quad(s, NamedNode(lexinfo + "usageNote"), Literal("literary", language="en"), g),
+        Quad(t, NamedNode(vt + "source"), s, g),
+        Quad(t, NamedNode(vt + "target"), NamedNode(EN + "branch-n-1"), g),
+    ]
+    if register:
+        quads.append(Quad(s, NamedNode(lexinfo + "register"), NamedNode(lexinfo + "formalRegister"), g))
+    store.apply(Change(insert=quads))
+
+
+def remove_bank_definition(store: EmbeddedStore) -> None:
+    """Delete the English definition of the bank concept (``ili:i1``) from the fixture."""
+    g = NamedNode("https://w3id.org/kg-rag/id/source/fix-en")
+    store.apply(Change(delete=[Quad(NamedNode(ILI + "i1"), NamedNode("http://www.w3.org/2004/02/skos/core#definition"),
+                                    Literal("a financial institution that accepts deposits and lends money",
+                                            language="en"), g)]))
 
 
 def lmf_store(store: EmbeddedStore, folder: Path, lmf: str, name: str = "test-lmf.xml") -> EmbeddedStore:

@@ -10,21 +10,22 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from pyoxigraph import Literal, NamedNode, Quad
+from pyoxigraph import Literal
 
 from kg_rag.annotate.candidates import lemma_readings, queried_lemma_readings
 from kg_rag.derived import Derived
 from kg_rag.model import Candidate, LangText
 from kg_rag.pipeline import evidence_index as ei
 from kg_rag.pipeline.evidence import fetch_evidence, queried_evidence
-from kg_rag.store import Change, EmbeddedStore, Store
+from kg_rag.store import EmbeddedStore, Store
 from tests.support.senses_fixture import (
-    EN,
     HE,
+    add_branch_sense_texts,
     bank_candidates,
     bd_candidates,
     fruit_candidates,
     load_fixture,
+    remove_bank_definition,
 )
 from tests.support.service_server import demo_store
 
@@ -88,18 +89,7 @@ def test_demo_every_key_sense_and_concept_agree() -> None:
 
 def test_sense_level_evidence_and_sense_only_readings(mem_store: EmbeddedStore) -> None:
     store = load_fixture(mem_store)
-    g = NamedNode("https://w3id.org/kg-rag/id/source/fix-he")
-    s = NamedNode(HE + "bd-n-2")
-    t = NamedNode(HE + "tr-1")
-    vt = "http://www.w3.org/ns/lemon/vartrans#"
-    store.apply(Change(insert=[
-        Quad(s, NamedNode("http://www.w3.org/2004/02/skos/core#definition"), Literal("ענף של עץ", language="he"), g),
-        Quad(s, NamedNode("http://www.lexinfo.net/ontology/3.0/lexinfo#usageNote"), Literal("literary", language="en"), g),
-        Quad(s, NamedNode("http://www.lexinfo.net/ontology/3.0/lexinfo#register"),
-             NamedNode("http://www.lexinfo.net/ontology/3.0/lexinfo#formalRegister"), g),
-        Quad(t, NamedNode(vt + "source"), s, g),
-        Quad(t, NamedNode(vt + "target"), NamedNode(EN + "branch-n-1"), g),
-    ]))
+    add_branch_sense_texts(store, register=True)
     Derived.of(store).invalidate()
     fast = fetch_evidence(store, bd_candidates())
     assert fast == queried_evidence(store, bd_candidates())
@@ -115,11 +105,7 @@ def test_index_is_a_snapshot_until_invalidated(mem_store: EmbeddedStore) -> None
     store = load_fixture(mem_store)
     Derived.of(store).invalidate()
     assert fetch_evidence(store, bank_candidates())[0].definitions
-    g = NamedNode("https://w3id.org/kg-rag/id/source/fix-en")
-    store.apply(Change(delete=[Quad(NamedNode("http://globalwordnet.org/ili/i1"),
-                                    NamedNode("http://www.w3.org/2004/02/skos/core#definition"),
-                                    Literal("a financial institution that accepts deposits and lends money",
-                                            language="en"), g)]))
+    remove_bank_definition(store)
     assert fetch_evidence(store, bank_candidates())[0].definitions  # the vocabulary's snapshot
     Derived.of(store).invalidate()  # what loading or dropping a vocabulary does
     assert not fetch_evidence(store, bank_candidates())[0].definitions

@@ -17,7 +17,7 @@ from kg_rag.cli.demo import build_demo
 from kg_rag.errors import StoreError
 from kg_rag.namespaces import KGR
 from kg_rag.pipeline import postings
-from kg_rag.pipeline.retrieve import decision_probabilities
+from kg_rag.pipeline.postings import decision_probabilities
 from kg_rag.store import Change, EmbeddedStore, Values
 
 QUESTIONS = [("הגבר קרא בקול עם הזריחה", "he"), ("הפירות העמיסו על הבדים", "he"),

@@ -9,7 +9,15 @@ from kg_rag.derived import Derived
 from kg_rag.model import Candidate, LangText
 from kg_rag.pipeline.evidence import EVIDENCE, SENSE_EVIDENCE, fetch_evidence, queried_evidence
 from kg_rag.store import Change, EmbeddedStore
-from tests.support.senses_fixture import EN, HE, ILI, bank_candidates, bd_candidates, load_fixture
+from tests.support.senses_fixture import (
+    HE,
+    ILI,
+    add_branch_sense_texts,
+    bank_candidates,
+    bd_candidates,
+    load_fixture,
+    remove_bank_definition,
+)
 
 
 def test_evidence_per_candidate_in_order(mem_store: EmbeddedStore) -> None:
@@ -35,16 +43,7 @@ def test_hebrew_sense_gets_english_glosses_and_labels(mem_store: EmbeddedStore) 
 
 def test_sense_level_evidence_and_translations(mem_store: EmbeddedStore) -> None:
     store = load_fixture(mem_store)
-    g = NamedNode("https://w3id.org/kg-rag/id/source/fix-he")
-    s = NamedNode(HE + "bd-n-2")
-    t = NamedNode(HE + "tr-1")
-    vt = "http://www.w3.org/ns/lemon/vartrans#"
-    store.apply(Change(insert=[
-        Quad(s, NamedNode("http://www.w3.org/2004/02/skos/core#definition"), Literal("ענף של עץ", language="he"), g),
-        Quad(s, NamedNode("http://www.lexinfo.net/ontology/3.0/lexinfo#usageNote"), Literal("literary", language="en"), g),
-        Quad(t, NamedNode(vt + "source"), s, g),
-        Quad(t, NamedNode(vt + "target"), NamedNode(EN + "branch-n-1"), g),
-    ]))
+    add_branch_sense_texts(store)
     _, branch = fetch_evidence(store, bd_candidates())
     assert branch.definitions[0] == LangText("ענף של עץ", "he")
     assert LangText("literary", "en") in branch.usage
@@ -58,9 +57,7 @@ def test_concept_evidence_is_cached(mem_store: EmbeddedStore) -> None:
     queried_evidence(store, bank_candidates())
     assert Derived.of(store).table(EVIDENCE).get(ILI + "i1") is not None
     # a cached concept is not queried again: remove its definition and it is still served
-    g = NamedNode("https://w3id.org/kg-rag/id/source/fix-en")
-    store.apply(Change(delete=[Quad(NamedNode(ILI + "i1"), NamedNode("http://www.w3.org/2004/02/skos/core#definition"),
-                                    Literal("a financial institution that accepts deposits and lends money", language="en"), g)]))
+    remove_bank_definition(store)
     assert queried_evidence(store, bank_candidates())[0].definitions
     Derived.of(store).invalidate()
     assert not queried_evidence(store, bank_candidates())[0].definitions
