@@ -1,6 +1,7 @@
-"""A large add-only change (a long document) is written in parts, so the engine never holds
-it in one transaction; the result is the one-transaction result, and a part that fails leaves
-the store as it was — quads it held before the write included."""
+"""A large add-only change (a batch of documents, a long document) goes through the engine's bulk
+loader in parts, so the engine never holds it in one transaction; the result is the
+one-transaction result, and a part that fails — even half written — leaves the store as it was,
+quads it held before the write included."""
 
 from __future__ import annotations
 
@@ -31,6 +32,7 @@ def _all(store: EmbeddedStore) -> set[str]:
 @pytest.fixture
 def small_parts(monkeypatch: pytest.MonkeyPatch) -> int:
     monkeypatch.setattr(embedded_module, "PART", 10)
+    monkeypatch.setattr(embedded_module, "BULK_MIN", 10)
     return 10
 
 
@@ -44,16 +46,18 @@ def test_a_large_change_in_parts_equals_one_transaction(small_parts: int, tmp_pa
 
 
 class _FailingEngine:
-    """The engine, failing at its ``fail_at``-th ``extend`` as a full disk would."""
+    """The engine, failing at its ``fail_at``-th ``bulk_extend`` as a full disk would, after
+    writing half of that part (the bulk loader promises no transaction)."""
 
     def __init__(self, engine: pyoxigraph.Store, fail_at: int) -> None:
         self._engine, self._left = engine, fail_at
 
-    def extend(self, quads: list[Quad]) -> None:
+    def bulk_extend(self, quads: list[Quad]) -> None:
         self._left -= 1
         if self._left == 0:
+            self._engine.bulk_extend(quads[: len(quads) // 2])
             raise OSError("No space left on device")
-        self._engine.extend(quads)
+        self._engine.bulk_extend(quads)
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._engine, name)
@@ -77,14 +81,18 @@ def test_a_part_failing_removes_the_parts_before_it_and_keeps_what_was_there(sma
 
 
 class _CountingEngine:
-    """The engine, counting its ``extend`` calls and their sizes."""
+    """The engine, counting its ``extend`` and ``bulk_extend`` calls and their sizes."""
 
     def __init__(self, engine: pyoxigraph.Store) -> None:
-        self._engine, self.sizes = engine, []
+        self._engine, self.sizes = engine, []  # type: Any, list[tuple[str, int]]
 
     def extend(self, quads: list[Quad]) -> None:
-        self.sizes.append(len(quads))
+        self.sizes.append(("extend", len(quads)))
         self._engine.extend(quads)
+
+    def bulk_extend(self, quads: list[Quad]) -> None:
+        self.sizes.append(("bulk", len(quads)))
+        self._engine.bulk_extend(quads)
 
     def __contains__(self, quad: Quad) -> bool:
         return quad in self._engine
@@ -93,11 +101,23 @@ class _CountingEngine:
         return getattr(self._engine, name)
 
 
-def test_a_change_may_ask_for_smaller_parts(tmp_path: Path) -> None:
+def test_a_change_may_ask_for_smaller_parts(small_parts: int, tmp_path: Path) -> None:
     """``Change.part`` (a long document's sections): parts of that many quads, below PART."""
     with EmbeddedStore(tmp_path / "parts") as store:
         counting = _CountingEngine(store._store)
         store._store = counting  # type: ignore[assignment]
-        store.apply(Change(insert=_quads(25), part=10))
-        store.apply(Change(insert=_quads(30)[25:]))        # the store's own bound: one extend
-        assert counting.sizes == [10, 10, 5, 5] and len(counting._engine) == 30
+        store.apply(Change(insert=_quads(25), part=4))
+        store.apply(Change(insert=_quads(40)[25:]))        # the store's own bound: one part
+        assert counting.sizes == [("bulk", 4)] * 6 + [("bulk", 1), ("bulk", 10), ("bulk", 5)]
+        assert len(counting._engine) == 40
+
+
+def test_a_small_change_is_one_transaction_a_large_one_goes_through_the_bulk_loader(
+        small_parts: int, tmp_path: Path) -> None:
+    with EmbeddedStore(tmp_path / "s") as store:
+        counting = _CountingEngine(store._store)
+        store._store = counting  # type: ignore[assignment]
+        store.apply(Change(insert=_quads(9)))
+        store.apply(Change(insert=_quads(19)))   # parts of 10, each without what is held (9)
+        assert counting.sizes == [("extend", 9), ("bulk", 1), ("bulk", 9)]
+        assert {str(q) for q in counting._engine} == {str(q) for q in _quads(19)}
