@@ -262,12 +262,16 @@ class EmbeddedStore(Store):
 
     def _add_in_parts(self, quads: Sequence[Quad], size: int = 0) -> None:
         """Add ``quads`` through the bulk loader in parts of ``size`` (0: :data:`PART`), each
-        only the quads the store does not hold yet; on failure remove what was added."""
+        only the quads the store does not hold yet; on failure remove what was added. Only
+        quads of graphs the store held before the first part are looked up."""
         size = size or PART
         added: list[list[Quad]] = []
         try:
+            # a graph the store does not have holds none of them: only the others are looked up
+            held = {g for g in {q.graph_name for q in quads}
+                    if not isinstance(g, NamedNode) or self._store.contains_named_graph(g)}
             for i in range(0, len(quads), size):
-                part = [q for q in quads[i : i + size] if q not in self._store]
+                part = [q for q in quads[i : i + size] if q.graph_name not in held or q not in self._store]
                 added.append(part)   # before the write: a failed part may be written in part
                 self._store.bulk_extend(part)
         except BaseException as e:
