@@ -7,16 +7,14 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Mapping
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, BinaryIO, Generic, Protocol, TypeVar
+from typing import Any, BinaryIO, Generic, Protocol, TypeVar
 
+import pyoxigraph
 from pyoxigraph import NamedNode, Quad, Triple
 
 from kg_rag.errors import QueryError, StoreError
 from kg_rag.store import queries
 from kg_rag.store.render import Term, Values, quads_block, term
-
-if TYPE_CHECKING:
-    import pyoxigraph
 
 Row = dict[str, Any]  # variable name → pyoxigraph term (unbound variables are absent)
 
@@ -46,6 +44,26 @@ class Change:
 
     def __bool__(self) -> bool:
         return bool(self.drop_graphs or self.delete or self.insert)
+
+    # A change crosses processes (``index --workers``: each worker sends its documents' changes
+    # to the writer) as N-Quads the engine writes and reads, not as pickled terms: for a short
+    # document's 1,500 quads 0.7 ms to write and 1.5 ms to read instead of 25 ms and 6 ms.
+    def __getstate__(self) -> tuple[list[str], bytes, bytes, int | None]:
+        return ([g.value for g in self.drop_graphs], _nquads(self.delete), _nquads(self.insert),
+                self.part)
+
+    def __setstate__(self, state: tuple[list[str], bytes, bytes, int | None]) -> None:
+        graphs, delete, insert, self.part = state
+        self.drop_graphs = [NamedNode(g) for g in graphs]
+        self.delete, self.insert = _quads(delete), _quads(insert)
+
+
+def _nquads(quads: list[Quad]) -> bytes:
+    return (pyoxigraph.serialize(quads, format=pyoxigraph.RdfFormat.N_QUADS) or b"") if quads else b""
+
+
+def _quads(data: bytes) -> list[Quad]:
+    return list(pyoxigraph.parse(data, format=pyoxigraph.RdfFormat.N_QUADS)) if data else []
 
 
 T = TypeVar("T")

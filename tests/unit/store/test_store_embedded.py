@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pickle
 import subprocess
 import sys
 import textwrap
@@ -153,6 +154,23 @@ def test_extend_writes_what_the_update_text_writes(values: list[tuple[str, str |
     through_extend.apply(change)
     through_text.execute_update(change.render())
     assert set(through_extend.oxigraph) == set(through_text.oxigraph) == set(quads)
+
+
+@settings(max_examples=60, deadline=None)
+@given(values=st.lists(st.tuples(hostile, st.sampled_from([None, "en", "he", "x-int"])),
+                       min_size=0, max_size=6))
+def test_a_change_crosses_processes_unchanged(values: list[tuple[str, str | None]]) -> None:
+    """What ``index --workers`` relies on: a change pickled (as N-Quads) comes back equal."""
+    quads = []
+    for i, (v, kind) in enumerate(values):
+        if kind == "x-int":
+            o = Literal(str(len(v)), datatype=NamedNode("http://www.w3.org/2001/XMLSchema#integer"))
+        else:
+            o = Literal(v, language=kind) if kind else Literal(v)
+        quads.append(Quad(NamedNode(f"urn:kgr-test:s{i}"), P, o, G if i % 2 else DefaultGraph()))
+    change = Change(drop_graphs=[G, H], delete=quads[:1], insert=quads, part=3)
+    back = pickle.loads(pickle.dumps(change))
+    assert back == change and back.insert == quads   # the same quads, in the same order
 
 
 class _Spy:
