@@ -4,12 +4,21 @@ from __future__ import annotations
 
 from pyoxigraph import NamedNode
 
+#: terms a namespace keeps made (per namespace; the code names a few dozen)
+MAX_TERMS = 1_000
+
 
 class Namespace(str):
     def __getattr__(self, name: str) -> NamedNode:
         if name.startswith("__"):
             raise AttributeError(name)
-        return NamedNode(self + name)
+        node = NamedNode(self + name)
+        # kept as an attribute of the instance, where the next access to the term finds it without
+        # calling __getattr__ (writing a document's decisions named a term a million times,
+        # making a NamedNode each time); a NamedNode is immutable, so sharing one is safe
+        if len(self.__dict__) < MAX_TERMS:
+            self.__dict__[name] = node
+        return node
 
     def term(self, name: str) -> NamedNode:
         return NamedNode(self + name)

@@ -29,7 +29,7 @@ from pyoxigraph import Literal, NamedNode
 
 from kg_rag.derived import Derived, Table
 from kg_rag.model import Candidate, LangText, SenseEvidence
-from kg_rag.pipeline.evidence_index import evidence_index
+from kg_rag.pipeline.evidence_index import EvidenceIndex, evidence_index
 from kg_rag.store import Store, Values
 from kg_rag.text.normalise import base_language, nfc
 
@@ -213,11 +213,38 @@ def fetch_evidence(store: Store, candidates: Sequence[Candidate]) -> tuple[Sense
     if index is None:
         by_sense = _queried_sense_parts(store, senses) if senses else {}
         by_concept = queried_concept_evidence(store, [c.concept for c in candidates])
-    else:  # one lookup for all of them
+    else:  # one lookup for all of them that are not decoded yet
         concepts = list(dict.fromkeys(c.concept for c in candidates))
-        s_recs, c_recs = index.records(senses, concepts)
-        by_sense, by_concept = _senses_of(s_recs), _concepts_of(concepts, c_recs)
+        by_sense, by_concept = _indexed(store, index, senses, concepts)
     return _assemble(candidates, by_sense, by_concept)
+
+
+#: the evidence index's records decoded (JSON into texts: the same senses and concepts come back
+#: in the candidates of many documents), in the store's registry like the queried ones
+INDEXED_SENSE_EVIDENCE: Table[str, _SenseTexts] = Table("indexed-sense-evidence", SENSE_CACHE_SIZE)
+INDEXED_EVIDENCE: Table[str, ConceptEvidence] = Table("indexed-concept-evidence", CACHE_SIZE)
+
+
+def _indexed(store: Store, index: EvidenceIndex, senses: Sequence[str],
+             concepts: Sequence[str]) -> tuple[dict[str, _SenseTexts], dict[str, ConceptEvidence]]:
+    """The evidence of ``senses`` and ``concepts`` from the evidence index (decoded ones from the
+    registry's tables; a sense without a record is kept as :data:`_NO_SENSE_TEXTS`)."""
+    derived = Derived.of(store)
+    sense_cache = derived.table(INDEXED_SENSE_EVIDENCE)
+    concept_cache = derived.table(INDEXED_EVIDENCE)
+    by_sense, senses_left = sense_cache.split(senses)
+    by_concept, concepts_left = concept_cache.split(concepts)
+    if senses_left or concepts_left:
+        s_recs, c_recs = index.records(senses_left, concepts_left)
+        found = _senses_of(s_recs)
+        for s in senses_left:
+            texts = found.get(s, _NO_SENSE_TEXTS)
+            sense_cache.put(s, texts)
+            by_sense[s] = texts
+        for c, ev in _concepts_of(concepts_left, c_recs).items():
+            concept_cache.put(c, ev)
+            by_concept[c] = ev
+    return by_sense, by_concept
 
 
 def queried_evidence(store: Store, candidates: Sequence[Candidate]) -> tuple[SenseEvidence, ...]:

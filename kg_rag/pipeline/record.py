@@ -11,6 +11,7 @@ import hashlib
 import urllib.parse
 from collections.abc import Iterable
 from datetime import datetime, timezone
+from functools import lru_cache
 
 from pyoxigraph import Literal, NamedNode, Quad
 
@@ -39,6 +40,7 @@ def question_iri(text: str, lang: str, wsd: WsdMode) -> NamedNode:
     return NamedNode(ID + "question/" + sha256(text, lang, wsd.value)[:32])
 
 
+@lru_cache(maxsize=64)
 def agent_iri(agent: Agent) -> NamedNode:
     tail = agent.name + "/" + urllib.parse.quote(agent.version, safe="")
     if agent.model:
@@ -102,6 +104,30 @@ def _dec(v: float) -> Literal:
     return Literal(f"{float(v):.6f}", datatype=XSD.decimal)
 
 
+@lru_cache(maxsize=64)
+def _agent_quads(agent: Agent) -> tuple[Quad, ...]:
+    """The quads that describe ``agent`` in every decision it makes (made once per agent)."""
+    g = DECISIONS_GRAPH
+    a = agent_iri(agent)
+    q = [
+        Quad(a, RDF.type, PROV.SoftwareAgent, g),
+        Quad(a, RDFS.label, Literal(f"kg-rag {agent.name} selector"), g),
+        Quad(a, KGR.version, Literal(agent.version), g),
+    ]
+    if agent.model:
+        q.append(Quad(a, KGR.model, Literal(agent.model), g))
+    if agent.endpoint_host:
+        q.append(Quad(a, KGR.endpointHost, Literal(agent.endpoint_host), g))
+    return tuple(q)
+
+
+@lru_cache(maxsize=100_000)
+def _candidate_hash(cand_id: str) -> str:
+    """The fragment of a candidate's node in a decision: the same senses are candidates in many
+    decisions."""
+    return sha256(cand_id)[:12]
+
+
 def decision_quads(iri: NamedNode, mention: Mention, selection: Selection, ctx_hash: str,
                    context: str, started: Literal, ended: Literal) -> list[Quad]:
     g = DECISIONS_GRAPH
@@ -118,20 +144,14 @@ def decision_quads(iri: NamedNode, mention: Mention, selection: Selection, ctx_h
         Quad(iri, KGR.contextText, Literal(context), g),
         Quad(iri, KGR.confidence, _dec(max(0.0, min(1.0, selection.confidence))), g),
         Quad(iri, KGR.status, Literal("resolved" if selection.resolved else "unresolved"), g),
-        Quad(a, RDF.type, PROV.SoftwareAgent, g),
-        Quad(a, RDFS.label, Literal(f"kg-rag {selection.agent.name} selector"), g),
-        Quad(a, KGR.version, Literal(selection.agent.version), g),
+        *_agent_quads(selection.agent),
     ]
-    if selection.agent.model:
-        q.append(Quad(a, KGR.model, Literal(selection.agent.model), g))
-    if selection.agent.endpoint_host:
-        q.append(Quad(a, KGR.endpointHost, Literal(selection.agent.endpoint_host), g))
     if selection.reason:
         q.append(Quad(iri, KGR.reason, Literal(selection.reason), g))
     scores = dict(selection.scores)
     ranked = sorted(mention.candidates, key=lambda c: -scores.get(c.id, 0.0))
     for rank, cand in enumerate(ranked, 1):
-        node = NamedNode(iri.value + "#c" + sha256(cand.id)[:12])
+        node = NamedNode(iri.value + "#c" + _candidate_hash(cand.id))
         q += [
             Quad(iri, KGR.candidate, node, g),
             Quad(node, RDF.type, KGR.Candidate, g),

@@ -122,16 +122,26 @@ def gloss_words(text: str, lang: str) -> list[str]:
     """Content-word lemmas of ``text`` for gloss overlap, in order: gloss words
     (:func:`~kg_rag.text.tokenise.gloss_tokens`) of two letters or more whose lemma is too, and
     neither it nor the word a gloss stop word (:func:`gloss_stopwords`)."""
-    stop = gloss_stopwords(lang)
     out = []
     for w in gloss_tokens(text):
-        if len(w) < 2:
-            continue
-        lw = lemma(w, lang)
-        if lw in stop or match_key(w) in stop or len(lw) < 2:
-            continue
-        out.append(lw)
+        lw = _gloss_word(w, lang)
+        if lw is not None:
+            out.append(lw)
     return out
+
+
+@lru_cache(maxsize=200_000)
+def _gloss_word(word: str, lang: str) -> str | None:
+    """The lemma :func:`gloss_words` keeps for the token ``word``, None if it keeps none. Cached
+    per token (as :func:`lemma`): the knowledge selector reads the glosses of tens of thousands
+    of senses, whose words recur, and the match key of each was computed anew."""
+    if len(word) < 2:
+        return None
+    stop = gloss_stopwords(lang)
+    lw = lemma(word, lang)
+    if lw in stop or match_key(word) in stop or len(lw) < 2:
+        return None
+    return lw
 
 
 def clean_surface(raw: str) -> str:

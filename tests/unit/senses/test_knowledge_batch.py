@@ -12,6 +12,7 @@ the same subgraph as each request's own. bench/ANALYSIS.md measures the WordNet 
 from __future__ import annotations
 
 import json
+import math
 from collections import Counter
 
 import numpy as np
@@ -84,6 +85,8 @@ def test_the_batch_memo_gives_each_request_its_own_seeds_and_context(
             shared = sel._prepare(kb, req, memo)
             own = sel._prepare(kb, req)
             assert shared.seeds == own.seeds and shared.context == own.context
+            # in the same order too: Lesk sums the context's terms in its order
+            assert list(shared.seeds) == list(own.seeds) and list(shared.context) == list(own.context)
             assert shared.nodes == own.nodes
 
 
@@ -193,3 +196,31 @@ def test_lemmas_of_a_node_are_the_lemma_tables_inverse() -> None:
         assert kb.lemmas_of(node) == expected.get(node, [])
     empty = _random_kb(3, 4, 1)
     assert [empty.lemmas_of(i) for i in range(3)] == [[], [], []]
+
+
+def test_lesk_is_the_sum_over_the_context_in_its_order(
+        demo: tuple[KnowledgeGraph, list[list[SelectionRequest]]]) -> None:
+    """``_lesk`` visits only the words a signature shares with the context, and sums them in the
+    context's order: exactly (not approximately) the loop over every context word."""
+    kg, batches = demo
+    sel = KnowledgeSelector(kg.store)
+    kb = sel.kb
+    unseen = math.log(len(kb.nodes) + 1)
+    checked = 0
+    for reqs in batches:
+        for req in reqs:
+            p = sel._prepare(kb, req)
+            naive = []
+            for i in range(len(req.mention.candidates)):
+                sig = sel._signature(kb, i, p)
+                total = 0.0
+                for wd, cw in p.context.items():
+                    sw = sig.get(wd)
+                    if sw:
+                        j = kb.word_index.get(wd)
+                        total += cw * sw * (float(kb.idf[j]) if j is not None and kb.idf is not None
+                                            else unseen)
+                naive.append(total)
+            assert sel._lesk(kb, p) == naive
+            checked += any(naive)
+    assert checked >= 10
