@@ -8,6 +8,7 @@ of the corpus languages + the UNESCO thesaurus). Sections copy a store before wr
 
 from __future__ import annotations
 
+import hashlib
 import importlib.util
 import json
 import shutil
@@ -81,7 +82,9 @@ class Ctx:
         return [PY, "-m", "bench.work_load", str(store), *map(str, files)]
 
     def _stamp(self, files: list[Path]) -> str:
-        return json.dumps([[str(f), f.stat().st_size, int(f.stat().st_mtime)] for f in files])
+        """What a shared store was built from: each input's path, size and SHA-256 (not its
+        modification time, which a fresh copy of the same data changes: a rebuild of minutes)."""
+        return json.dumps([[str(f), f.stat().st_size, _digest(f)] for f in files])
 
     def _reusable(self, store: Path, files: list[Path]) -> bool:
         stamp = store.with_suffix(".stamp")
@@ -161,6 +164,14 @@ def need_cli(command: str) -> str | None:
     if r.returncode == 0:
         return None
     return f"`kg-rag {command}` does not exist yet"
+
+
+def _digest(path: Path) -> str:
+    h = hashlib.sha256()
+    with path.open("rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
 
 
 __all__ = ["KG", "ROOT", "SCALES", "Ctx", "have", "need_cli"]

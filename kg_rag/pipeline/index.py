@@ -361,8 +361,9 @@ def index_documents(store: Store, docs: Sequence[SourceDocument], annotator: Ann
     ``progress(1)`` once a document is written (all of it), ``detail`` (:data:`Detail`) within
     each document. (Fetching the concept evidence of 32 documents ahead in one go was
     measured and dropped: no gain on a first index, twice the CPU on a re-index, whose
-    decisions are all reused and need no evidence.) :mod:`kg_rag.pipeline.parallel` does the
-    same with several processes."""
+    decisions are all reused and need no evidence. So was looking up the readings of 16
+    documents' passages in one query: 1.31 instead of 1.00 ms an owner on the bench's 400
+    documents.) :mod:`kg_rag.pipeline.parallel` does the same with several processes."""
     t0 = time.perf_counter()
     check_documents(docs)
     tally = Tally()
