@@ -105,9 +105,9 @@ def _dec(v: float) -> Literal:
 
 
 @lru_cache(maxsize=64)
-def _agent_quads(agent: Agent) -> tuple[Quad, ...]:
-    """The quads that describe ``agent`` in every decision it makes (made once per agent)."""
-    g = DECISIONS_GRAPH
+def agent_quads(agent: Agent, g: NamedNode = DECISIONS_GRAPH) -> tuple[Quad, ...]:
+    """The quads that describe ``agent`` in graph ``g`` (by default in every decision it makes;
+    made once per agent and graph)."""
     a = agent_iri(agent)
     q = [
         Quad(a, RDF.type, PROV.SoftwareAgent, g),
@@ -144,7 +144,7 @@ def decision_quads(iri: NamedNode, mention: Mention, selection: Selection, ctx_h
         Quad(iri, KGR.contextText, Literal(context), g),
         Quad(iri, KGR.confidence, _dec(max(0.0, min(1.0, selection.confidence))), g),
         Quad(iri, KGR.status, Literal("resolved" if selection.resolved else "unresolved"), g),
-        *_agent_quads(selection.agent),
+        *agent_quads(selection.agent),
     ]
     if selection.reason:
         q.append(Quad(iri, KGR.reason, Literal(selection.reason), g))

@@ -32,7 +32,7 @@ from pyoxigraph import Literal, NamedNode, Quad
 
 from kg_rag.errors import ConfigError, InputError
 from kg_rag.model import Agent
-from kg_rag.namespaces import DCT, ID, KGR, PROV, RDF, RDFS, XSD
+from kg_rag.namespaces import DCT, ID, KGR, PROV, RDF, XSD
 from kg_rag.senses.mode import WsdMode
 from kg_rag.store import Change, Store
 
@@ -83,7 +83,7 @@ def check_not_worse(mode: WsdMode, agent: Agent, f1: float, first_sense_f1: floa
 def record_default(store: Store, mode: WsdMode, agent: Agent, f1: float, first_sense_f1: float,
                    instances: int, corpus: str, force: bool = False) -> StoreDefault:
     """Check (:func:`check_not_worse`), then replace the store's default record in one update."""
-    from kg_rag.pipeline.record import agent_iri, now
+    from kg_rag.pipeline.record import agent_iri, agent_quads, now
 
     check_not_worse(mode, agent, f1, first_sense_f1, corpus, force)
     g, d, e, a = SETTINGS_GRAPH, DEFAULT_IRI, EVALUATION_IRI, agent_iri(agent)
@@ -100,14 +100,8 @@ def record_default(store: Store, mode: WsdMode, agent: Agent, f1: float, first_s
         Quad(e, KGR.scoredInstances, Literal(str(int(instances)), datatype=XSD.integer), g),
         Quad(e, KGR.f1, Literal(f"{f1:.6f}", datatype=XSD.decimal), g),
         Quad(e, KGR.firstSenseF1, Literal(f"{first_sense_f1:.6f}", datatype=XSD.decimal), g),
-        Quad(a, RDF.type, PROV.SoftwareAgent, g),
-        Quad(a, RDFS.label, Literal(f"kg-rag {agent.name} selector"), g),
-        Quad(a, KGR.version, Literal(agent.version), g),
+        *agent_quads(agent, g),
     ]
-    if agent.model:
-        quads.append(Quad(a, KGR.model, Literal(agent.model), g))
-    if agent.endpoint_host:
-        quads.append(Quad(a, KGR.endpointHost, Literal(agent.endpoint_host), g))
     store.apply(Change(drop_graphs=[g], insert=quads))
     got = read_default(store)
     assert got is not None

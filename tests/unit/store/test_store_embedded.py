@@ -137,17 +137,24 @@ hostile = st.lists(st.sampled_from(list("\"'\\{}#<>@^?$;.\n\r\t ab") + ["\u05d1\
                    max_size=20).map("".join)
 
 
-@settings(max_examples=60, deadline=None)
-@given(values=st.lists(st.tuples(hostile, st.sampled_from([None, "en", "he", "x-int"])),
-                       min_size=1, max_size=6))
-def test_extend_writes_what_the_update_text_writes(values: list[tuple[str, str | None]]) -> None:
+def _quads(values: list[tuple[str, str | None]], even: NamedNode | DefaultGraph) -> list[Quad]:
+    """A quad per (text, kind): a literal with that language, none, or an integer; in ``G``
+    and ``even`` by turns."""
     quads = []
     for i, (v, kind) in enumerate(values):
         if kind == "x-int":
             o = Literal(str(len(v)), datatype=NamedNode("http://www.w3.org/2001/XMLSchema#integer"))
         else:
             o = Literal(v, language=kind) if kind else Literal(v)
-        quads.append(Quad(NamedNode(f"urn:kgr-test:s{i}"), P, o, G if i % 2 else H))
+        quads.append(Quad(NamedNode(f"urn:kgr-test:s{i}"), P, o, G if i % 2 else even))
+    return quads
+
+
+@settings(max_examples=60, deadline=None)
+@given(values=st.lists(st.tuples(hostile, st.sampled_from([None, "en", "he", "x-int"])),
+                       min_size=1, max_size=6))
+def test_extend_writes_what_the_update_text_writes(values: list[tuple[str, str | None]]) -> None:
+    quads = _quads(values, H)
     quads.append(Quad(NamedNode("urn:kgr-test:d"), P, Literal("default graph"), DefaultGraph()))
     change = Change(drop_graphs=[G, H], insert=quads)
     through_extend, through_text = EmbeddedStore(":memory:"), EmbeddedStore(":memory:")
@@ -161,13 +168,7 @@ def test_extend_writes_what_the_update_text_writes(values: list[tuple[str, str |
                        min_size=0, max_size=6))
 def test_a_change_crosses_processes_unchanged(values: list[tuple[str, str | None]]) -> None:
     """What ``index --workers`` relies on: a change pickled (as N-Quads) comes back equal."""
-    quads = []
-    for i, (v, kind) in enumerate(values):
-        if kind == "x-int":
-            o = Literal(str(len(v)), datatype=NamedNode("http://www.w3.org/2001/XMLSchema#integer"))
-        else:
-            o = Literal(v, language=kind) if kind else Literal(v)
-        quads.append(Quad(NamedNode(f"urn:kgr-test:s{i}"), P, o, G if i % 2 else DefaultGraph()))
+    quads = _quads(values, DefaultGraph())
     change = Change(drop_graphs=[G, H], delete=quads[:1], insert=quads, part=3)
     back = pickle.loads(pickle.dumps(change))
     assert back == change and back.insert == quads   # the same quads, in the same order
