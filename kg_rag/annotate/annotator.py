@@ -20,7 +20,9 @@ How a text is matched (all in the text's language, plus untagged thesaurus label
    own; words inside a phrase found only through analyses stay as extra, nested mentions —
    except in a *figurative* phrase (an idiom entry, DATA-MODEL.md "Figurative phrases"), which
    is one mention with only its figurative readings however it was matched (``וכרסה בין שיניה``);
-5. matched owners are resolved to candidates with ONE query (VALUES over their IRIs).
+5. matched owners are resolved to candidates with ONE query (VALUES over their IRIs); a
+   dictionary entry's from the lemma index instead when the store has one (built by a
+   warmed-up process, :mod:`kg_rag.pipeline.evidence_index`: the same rows).
 """
 
 from __future__ import annotations
@@ -32,7 +34,14 @@ from dataclasses import dataclass, field, replace
 
 from pyoxigraph import NamedNode
 
-from kg_rag.annotate.candidates import Reading, check_pos, lemma_readings, readings_of, sort_key
+from kg_rag.annotate.candidates import (
+    Reading,
+    check_pos,
+    indexed_readings,
+    lemma_readings,
+    readings_of,
+    sort_key,
+)
 from kg_rag.annotate.lexicon import Lexicon
 from kg_rag.annotate.schemes import SchemeFilter, Schemes
 from kg_rag.errors import InputError
@@ -296,16 +305,18 @@ class LexiconAnnotator:
 
     def _resolve(self, spans: Iterable[_Span], lang: str) -> dict[str, tuple[Reading, ...]]:
         lex = self.lexicon
-        wanted: dict[str, None] = {}
+        wanted: dict[str, str] = {}   # owner → the match key it was found by
         for sp in spans:
             for kid in sp.matches:
                 for tid in lex.owners(kid):
-                    wanted.setdefault(lex.targets[tid], None)
-        missing = [t for t in wanted if (lang, t) not in self._readings]
+                    wanted.setdefault(lex.targets[tid], lex.keys[kid])
+        missing = {t: k for t, k in wanted.items() if (lang, t) not in self._readings}
         if missing:
             if len(self._readings) >= _CACHE_LIMIT:
                 self._readings.clear()
-            for t, rs in readings_of(self.store, missing, lang).items():
+            found = indexed_readings(self.store, missing, lang)
+            found.update(readings_of(self.store, [t for t in missing if t not in found], lang))
+            for t, rs in found.items():
                 self._readings[(lang, t)] = rs
         return {t: self._readings.get((lang, t), ()) for t in wanted}
 

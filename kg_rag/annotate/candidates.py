@@ -139,6 +139,35 @@ def readings_of(store: Store, targets: Sequence[str], lang: str) -> dict[str, tu
     return {t: _dedupe(rs) for t, rs in out.items()}
 
 
+def indexed_readings(store: Store, keys: dict[str, str], lang: str) -> dict[str, tuple[Reading, ...]]:
+    """The readings of the owners in ``keys`` (owner IRI → one of its match keys in ``lang``)
+    that the lemma index of an embedded store holds — dictionary entries: their rows are the
+    ones :func:`readings_of` would query (same senses, concepts, forms, ranks and parts of
+    speech; the index is kept per catalog version). Owners it does not hold (a thesaurus
+    concept matched by its label, a store without the index) are left out, for
+    :func:`readings_of`."""
+    index = lemma_index(store)
+    if index is None:
+        return {}
+    by_key: dict[str, list[list[str | None]]] = {}
+    out: dict[str, tuple[Reading, ...]] = {}
+    for target, key in keys.items():
+        rows = by_key.get(key)
+        if rows is None:
+            rows = by_key[key] = index.rows(key, lang)
+        mine = [r for r in rows if r[0] == target]   # r[0]: the entry
+        if mine:
+            out[target] = _indexed(mine)
+    return out
+
+
+def _indexed(rows: Iterable[list[str | None]]) -> tuple[Reading, ...]:
+    """The readings of lemma index rows (fields in LEMMA_FIELDS order: entry concept sense rank
+    senseKey pos lemma g)."""
+    return _dedupe(_reading_of(c, s, e, lm, rk, sk, pos)  # type: ignore[arg-type]
+                   for e, c, s, rk, sk, pos, lm, _ in rows)
+
+
 def lemma_readings(store: Store, key: str, lang: str, graph: str | None = None) -> tuple[Reading, ...]:
     """Readings of the entries whose match key is ``key`` in ``lang`` (from the lemma index on an
     embedded store, else one query); ``graph``: only those of the source loaded into that named
@@ -146,10 +175,7 @@ def lemma_readings(store: Store, key: str, lang: str, graph: str | None = None) 
     index = lemma_index(store)
     if index is None:
         return queried_lemma_readings(store, key, lang, graph)
-    # the fields in LEMMA_FIELDS order: entry concept sense rank senseKey pos lemma g
-    return _dedupe(_reading_of(c, s, e, lm, rk, sk, pos)  # type: ignore[arg-type]
-                   for e, c, s, rk, sk, pos, lm, g in index.rows(key, lang)
-                   if graph is None or g == graph)
+    return _indexed(r for r in index.rows(key, lang) if graph is None or r[7] == graph)
 
 
 def queried_lemma_readings(store: Store, key: str, lang: str,
@@ -161,5 +187,5 @@ def queried_lemma_readings(store: Store, key: str, lang: str,
                    if graph is None or r["g"].value == graph)
 
 
-__all__ = ["BATCH", "POS_ALIASES", "Reading", "check_pos", "lemma_readings",
+__all__ = ["BATCH", "POS_ALIASES", "Reading", "check_pos", "indexed_readings", "lemma_readings",
            "queried_lemma_readings", "readings_of", "sort_key"]

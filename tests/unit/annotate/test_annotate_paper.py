@@ -247,3 +247,27 @@ def test_mentions_are_exact_slices_and_well_nested(ann: LexiconAnnotator, pieces
             outer, inner = (a, b) if (a.end - a.start) >= (b.end - b.start) else (b, a)
             assert outer.start <= inner.start and inner.end <= outer.end
             assert not outer.fixed_phrase
+
+
+def test_entries_read_from_the_lemma_index_as_the_query_reads_them(store: EmbeddedStore) -> None:
+    """The annotator takes a dictionary entry's readings from the lemma index when the store has
+    one (this small store builds it on first use): exactly what select-candidates gives, for
+    every owner of every key of the fixture; thesaurus concepts are left to the query."""
+    from kg_rag.annotate.candidates import indexed_readings, readings_of
+
+    lex = LexiconAnnotator(store).lexicon
+    by_lang: dict[str, dict[str, str]] = {}
+    for kid, key in enumerate(lex.keys):
+        for lang in ("en", "he", "de"):
+            if kid in lex.word(lang, key):
+                for tid in lex.owners(kid):
+                    by_lang.setdefault(lang, {}).setdefault(lex.targets[tid], key)
+    entries = concepts_left = 0
+    for lang, keys in by_lang.items():
+        indexed = indexed_readings(store, keys, lang)
+        queried = readings_of(store, list(keys), lang)
+        for owner, readings in indexed.items():
+            assert readings == queried[owner], owner
+        entries += len(indexed)
+        concepts_left += sum(1 for o in keys if o not in indexed and queried[o])
+    assert entries > 10 and concepts_left > 0
