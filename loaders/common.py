@@ -8,13 +8,13 @@ import os
 import re
 import tempfile
 import zlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
-from typing import BinaryIO, TextIO
+from typing import BinaryIO, TextIO, cast
 from xml.parsers import expat
 
 from pyoxigraph import Quad
@@ -264,7 +264,9 @@ class XmlCaps:
 
     def install(self, p: expat.XMLParserType) -> None:
         """Wrap the start, end and character handlers already set on ``p``."""
-        start, end, chars = p.StartElementHandler, p.EndElementHandler, p.CharacterDataHandler
+        # the readers' start handlers take (tag, attributes as a dict): expat's default
+        start = cast("Callable[[str, dict[str, str]], object] | None", p.StartElementHandler)
+        end, chars = p.EndElementHandler, p.CharacterDataHandler
         lim = self.lim
         max_elements, max_depth, max_text = lim.max_elements, lim.max_depth, lim.max_text
 
