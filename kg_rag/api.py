@@ -262,7 +262,10 @@ class KnowledgeGraph:
             mode = WsdMode.KNOWLEDGE  # documents are always decided; none applies to matching
         self.derived.refresh()   # another process may have loaded a vocabulary (remote store)
         from kg_rag.pipeline import postings
+        from kg_rag.pipeline.evidence_index import prepare, worth_building
 
+        if worth_building(self.store, sum(len(d.text) for d in docs)):
+            prepare(self.store)   # the lemma and evidence indexes: a long run pays them back
         with self.write_lock:
             if workers > 1 and len(docs) > 1:
                 from kg_rag.pipeline.parallel import index_parallel

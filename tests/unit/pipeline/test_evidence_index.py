@@ -173,3 +173,27 @@ def test_hostile_keys_are_bound(key: str, lang: str) -> None:
 
 
 _FIXTURE: dict[str, EmbeddedStore] = {}
+
+
+def test_an_index_run_longer_than_the_vocabulary_builds_the_indexes_first(
+        mem_store: EmbeddedStore, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``worth_building``: a run of at least as many characters as the store has match keys
+    builds the lemma and evidence indexes before it indexes (they pay for themselves within it);
+    a shorter run leaves them to a warmed-up process."""
+    from dataclasses import replace
+
+    from kg_rag.api import KnowledgeGraph
+    from kg_rag.documents import SourceDocument
+    from kg_rag.settings import settings as current
+
+    store = load_fixture(mem_store)
+    monkeypatch.setattr(ei, "SMALL_KEYS", 0)      # as if the store were large
+    kg = KnowledgeGraph(store, replace(current(), cache_dir=str(tmp_path)))
+    kg.derived.invalidate()
+    keys = int(store.select("select-match-key-count")[0]["n"].value)
+    assert keys > 5 and not ei.worth_building(store, keys - 1) and ei.worth_building(store, keys)
+    text = "the bank of the river " * keys
+    kg.index_documents([SourceDocument(id="short", text=text[: keys - 1], lang="en")])
+    assert list(tmp_path.glob("*.sqlite")) == []
+    kg.index_documents([SourceDocument(id="long", text=text[:keys], lang="en")])
+    assert sorted(p.name.split("-")[0] for p in tmp_path.glob("*.sqlite")) == ["evidence", "lemmas"]
