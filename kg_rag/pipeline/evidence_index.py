@@ -21,11 +21,10 @@ knowledge selector's ``warm_up``, and an index run of at least as many character
 has match keys, :func:`worth_building`) — 30 s to two minutes for OEWN with three OMW
 lexicons, reading the engine's rows one at a time into the database file — and written under
 ``Settings.cache_dir`` keyed by the catalog version, which every later process opens (no rows
-held in Python memory);
-until then calls are answered by the per-call queries. Both live in the store's registry
-(:class:`kg_rag.derived.Derived`), emptied when a vocabulary is loaded or dropped. A remote store
-keeps the per-call queries (another process may change it; its engine may order rows
-differently).
+held in Python memory); until then calls are answered by the per-call queries. Both live in the
+store's registry (:class:`kg_rag.derived.Derived`), emptied when a vocabulary is loaded or
+dropped. A remote store keeps the per-call queries (another process may change it; its engine
+may order rows differently).
 """
 
 from __future__ import annotations
