@@ -124,15 +124,16 @@ def document_units(doc: SourceDocument, annotator: Annotator, detail: Detail | N
 #: characters is decided as one batch and written in one update, as before sections existed.
 #: Indexing holds a section whole: the selector's per-request state of its mentions (~40 kB a
 #: mention), its quads (~250 bytes a quad, ~7 quads a character of English text with OEWN) and
-#: the engine's transaction of a part of its write (:data:`SECTION_PART`). Measured on the first
+#: the engine's write of a part of it (:data:`SECTION_PART`). Measured on the first
 #: 100 kB of a text of OEWN definitions, into an OEWN store (peak RSS, bench/ANALYSIS.md, issue
 #: 17 sixth pass): sections of 50,000 characters 1,037 MB, of 20,000 896 MB (writes in parts of
 #: 100,000 quads), of 20,000 written in parts of :data:`SECTION_PART` ~775 MB (the whole document
 #: 1,214 MB); a 1 MB text 934 MB (was over 5 GB). 20,000 characters is ~8 pages, ~3,300 words:
 #: long enough that one sense per discourse still sees a word's repeated uses.
 SECTION_CHARS = 20_000
-#: quads per transaction of a section's write (each flushed; the engine holds a transaction's
-#: writes in memory, ~1.6 kB a quad): a 20,000-character section is ~145,000 quads
+#: quads per part of a section's write (measured when a part was a transaction, held in memory
+#: at ~1.6 kB a quad; the bulk loader now writes it, the 100 kB text peaking at 755 MB, seventh
+#: pass): a 20,000-character section is ~145,000 quads
 SECTION_PART = 25_000
 
 

@@ -46,7 +46,7 @@ from kg_rag.derived import Derived, Slot, Table
 from kg_rag.errors import StoreError
 from kg_rag.model import Mention, Selection
 from kg_rag.namespaces import KGR, XSD
-from kg_rag.pipeline.record import annotation_iri, sha256
+from kg_rag.pipeline.record import CANDIDATE, annotation_iri, decision_of, sha256
 from kg_rag.store import Change, Store, Values
 
 if TYPE_CHECKING:
@@ -193,7 +193,7 @@ def stored_readings(store: Store, docs: Sequence[NamedNode],
     by_node: dict[str, tuple[str | None, float | None]] = {}
     for q in new_decisions:   # the candidate nodes of decisions about to be written
         s = getattr(q.subject, "value", "")
-        if "#c" not in s or q.predicate not in (KGR.concept, KGR.score):
+        if CANDIDATE not in s or q.predicate not in (KGR.concept, KGR.score):
             continue
         c, v = by_node.get(s, (None, None))
         o = getattr(q.object, "value", "")
@@ -204,7 +204,7 @@ def stored_readings(store: Store, docs: Sequence[NamedNode],
         by_node[s] = (c, v)
     for node, (c, v) in by_node.items():
         if c is not None and v is not None:
-            d = fresh[node.split("#c", 1)[0]]
+            d = fresh[decision_of(node)]
             d[c] = d.get(c, 0.0) + v
     decs = {repoint.get(r["ann"].value, r["dec"].value) for r in rows if "dec" in r}
     probs: dict[str, Mapping[str, float]] = {d: probabilities(s) for d, s in fresh.items()}

@@ -104,6 +104,17 @@ def _dec(v: float) -> Literal:
     return Literal(f"{float(v):.6f}", datatype=XSD.decimal)
 
 
+#: what separates a decision's IRI from the fragment of one of its candidate nodes
+#: (``<decision>#c…``, :func:`decision_quads`)
+CANDIDATE = "#c"
+
+
+def decision_of(subject: str) -> str:
+    """The decision a decision quad's subject belongs to: the decision itself, or the decision
+    of one of its candidate nodes."""
+    return subject.split(CANDIDATE, 1)[0]
+
+
 @lru_cache(maxsize=64)
 def agent_quads(agent: Agent, g: NamedNode = DECISIONS_GRAPH) -> tuple[Quad, ...]:
     """The quads that describe ``agent`` in graph ``g`` (by default in every decision it makes;
@@ -151,7 +162,7 @@ def decision_quads(iri: NamedNode, mention: Mention, selection: Selection, ctx_h
     scores = dict(selection.scores)
     ranked = sorted(mention.candidates, key=lambda c: -scores.get(c.id, 0.0))
     for rank, cand in enumerate(ranked, 1):
-        node = NamedNode(iri.value + "#c" + _candidate_hash(cand.id))
+        node = NamedNode(iri.value + CANDIDATE + _candidate_hash(cand.id))
         q += [
             Quad(iri, KGR.candidate, node, g),
             Quad(node, RDF.type, KGR.Candidate, g),

@@ -489,7 +489,7 @@ def _write(store: Store, lock: threading.RLock, doc: NamedNode, plan: _Plan,
             "select-recorded-decisions",
             values=Values.column("decision", [NamedNode(n) for n in new]))} if new else set()
         insert = [q for q in quads
-                  if getattr(q.subject, "value", "").split("#c", 1)[0] not in recorded]
+                  if record.decision_of(getattr(q.subject, "value", "")) not in recorded]
         # and the annotation takes what that recorded decision chose
         chosen = {r["decision"].value: r["chosenConcept"].value for r in store.select(
             "select-decisions", values=Values.column("decision", [NamedNode(n) for n in

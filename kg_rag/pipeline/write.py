@@ -96,7 +96,7 @@ def unrecorded(store: Store, outcome: Outcome) -> Outcome:
 
     def owned(q: Quad) -> bool:   # a recorded decision's own quads, its candidates' included
         subject = getattr(q.subject, "value", "")
-        return subject in recorded or subject.split("#c", 1)[0] in recorded
+        return record.decision_of(subject) in recorded
 
     return replace(outcome, decision_quads=tuple(q for q in outcome.decision_quads if not owned(q)))
 

@@ -29,7 +29,7 @@ class Change:
     drop_graphs: list[NamedNode] = field(default_factory=list)
     delete: list[Quad] = field(default_factory=list)
     insert: list[Quad] = field(default_factory=list)
-    #: an add-only change of more quads than this may be written in transactions of this many
+    #: an add-only change of more quads than this may be written in parts of this many
     #: (None: the store's own bound; the embedded store's is ``embedded.PART``) — for a writer
     #: that undoes the whole itself on failure (a long document's sections)
     part: int | None = None
