@@ -44,6 +44,7 @@ from kg_rag.errors import InputError, KgRagError
 from kg_rag.pipeline.index import (
     WRITE_BATCH,
     IndexReport,
+    Passage,
     Tally,
     Writer,
     build_document,
@@ -66,15 +67,18 @@ PER_WORKER = 4 * WRITE_BATCH
 _STATE: tuple[Store, Annotator, SenseSelector | None] | None = None
 
 Built = tuple[Change, Tally, set[str]]
+#: a long document's sections (its passages, languages detected), which the parent indexes
+Sections = list[list[Passage]]
 
 
-def _build(doc: SourceDocument) -> Built | None:
-    """In a worker: the document's change, its figures and its passages' context hashes; None
-    for a long document (sections: the parent indexes it)."""
+def _build(doc: SourceDocument) -> Built | Sections:
+    """In a worker: the document's change, its figures and its passages' context hashes; for a
+    long document its sections, which the parent indexes (without detecting their languages
+    again)."""
     assert _STATE is not None
     sections = document_sections(doc)
     if len(sections) > 1:
-        return None
+        return sections
     return build_document(_STATE[0], doc, _STATE[1], _STATE[2], sections[0])
 
 
@@ -147,7 +151,7 @@ def _snapshot(store: Store) -> Path | None:
 
 def _streamed(store: Store, annotator: Annotator, selector: SenseSelector | None,
               docs: Sequence[SourceDocument], workers: int,
-              snapshot: Path) -> Iterator[tuple[SourceDocument, Built | None]]:
+              snapshot: Path) -> Iterator[tuple[SourceDocument, Built | Sections]]:
     """Each document and its worker's answer, in order, from workers that read ``snapshot``."""
     global _STATE
     _STATE = (store, annotator, selector)
@@ -164,7 +168,7 @@ def _streamed(store: Store, annotator: Annotator, selector: SenseSelector | None
 
 
 def _generation(store: Store, annotator: Annotator, selector: SenseSelector | None,
-                gen: list[SourceDocument], workers: int) -> Iterator[tuple[SourceDocument, Built | None]]:
+                gen: list[SourceDocument], workers: int) -> Iterator[tuple[SourceDocument, Built | Sections]]:
     """Each document of ``gen`` and its worker's answer, decided against the store as it is."""
     global _STATE
     _STATE = (store, annotator, selector)
@@ -177,7 +181,7 @@ def _generation(store: Store, annotator: Annotator, selector: SenseSelector | No
     yield from zip(gen, built, strict=True)
 
 
-def _write(answers: Iterable[tuple[SourceDocument, Built | None]], store: Store,
+def _write(answers: Iterable[tuple[SourceDocument, Built | Sections]], store: Store,
            annotator: Annotator, selector: SenseSelector | None, writer: Writer,
            tally: Tally) -> None:
     """Write the workers' answers in order; decide again here, after flushing, each document
@@ -186,10 +190,9 @@ def _write(answers: Iterable[tuple[SourceDocument, Built | None]], store: Store,
     ids: set[str] = set()          # of the documents so far that the workers' store lacks
     seen: set[str] = set()         # their passages' context hashes
     for doc, built in answers:
-        if built is None:        # a long document: in sections, after what came before it
+        if isinstance(built, list):  # a long document: in sections, after what came before it
             writer.flush()
-            counts, contexts = index_in_sections(store, doc, document_sections(doc), annotator,
-                                                 selector)
+            counts, contexts = index_in_sections(store, doc, built, annotator, selector)
             ids.add(doc.id)
             seen.update(contexts)
             tally.add(counts)
