@@ -33,7 +33,7 @@ from kg_rag.explain.question import (
 from kg_rag.model import Agent, Candidate, Mention, Selection
 from kg_rag.namespaces import KGR, OA, PROV, RDF
 from kg_rag.pipeline.ranking_config import MATCH_MODES, RetrievalConfig
-from kg_rag.pipeline.relevance import relevance
+from kg_rag.pipeline.relevance import expansions, relevance
 from kg_rag.pipeline.retrieve import (
     QueryConcept,
     QuestionReading,
@@ -91,7 +91,7 @@ def explain_result(store: Store, question: str, document: str) -> Explanation:
                                config.match == "fused")
     summary["result"]["retrieval"] = {k: v for k, v in recorded.items() if k != "config"}
     focused = focus_mentions([(m.start, m.end) for m in readings], recorded["focus"])
-    rel = relevance(readings, focused, expanded, scores, document, config.focus_boost)
+    rel = relevance(readings, focused, expansions(expanded), scores, document, config.focus_boost)
     summary["result"]["relevance"] = rel.value
     summary["result"]["coverage"] = [
         {"text": m.get("text"), "start": m.get("start"), "end": m.get("end"), "coverage": c,

@@ -79,18 +79,31 @@ def document_meanings(postings: Mapping[str, Posting]) -> dict[str, float]:
     return {c: p.meaning for c, p in postings.items()}
 
 
+Expansions = Mapping[str, Sequence[tuple[str, float]]]
+
+
+def expansions(concepts: Sequence[QueryConcept]) -> dict[str, list[tuple[str, float]]]:
+    """neighbour IRI → (the question concept it expands, λ = its expansion weight capped at 1),
+    for the expanded query concepts the ranking scored: made once per question, read for every
+    document (:func:`relevance`)."""
+    out: dict[str, list[tuple[str, float]]] = {}
+    for qc in concepts:
+        if qc.source is not None:
+            out.setdefault(qc.iri, []).append((qc.source.iri, min(1.0, qc.expansion_weight)))
+    return out
+
+
 def relevance(readings: Sequence[QuestionReading], focused: set[int],
-              concepts: Sequence[QueryConcept], scores: Scores, doc: str,
+              expanded: Expansions, scores: Scores, doc: str,
               focus_boost: float) -> Relevance:
     """The relevance of ``doc`` (see the module doc): ``readings`` the question's mentions,
-    ``focused`` the indexes of the focus mentions among them, ``concepts`` the expanded query
-    concepts the ranking scored, ``scores`` its working."""
+    ``focused`` the indexes of the focus mentions among them, ``expanded`` the expansions of the
+    query concepts the ranking scored (:func:`expansions`), ``scores`` its working."""
     meant = document_meanings(scores.postings.get(doc, {}))
     via: dict[str, float] = {}   # question concept → the best neighbour evidence λ · a(n)
-    for qc in concepts:
-        if qc.source is not None and qc.iri in meant:
-            v = min(1.0, qc.expansion_weight) * meant[qc.iri]
-            via[qc.source.iri] = max(via.get(qc.source.iri, 0.0), v)
+    for iri, a in meant.items():
+        for source, weight in expanded.get(iri, ()):
+            via[source] = max(via.get(source, 0.0), weight * a)
     coverage, weights = [], []
     for i, m in enumerate(readings):
         dist = m.probabilities or m.weights

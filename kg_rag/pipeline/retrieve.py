@@ -37,7 +37,7 @@ from kg_rag.model import Contribution, MatchedConcept, Mention, Result, Selectio
 from kg_rag.pipeline.postings import Posting, probabilities, stored_readings
 from kg_rag.pipeline.postings import read as read_postings
 from kg_rag.pipeline.ranking_config import DEFAULT, RetrievalConfig
-from kg_rag.pipeline.relevance import Relevance, readings_of, relevance
+from kg_rag.pipeline.relevance import Relevance, expansions, readings_of, relevance
 from kg_rag.store import Store, Values
 from kg_rag.text.normalise import base_language
 
@@ -332,13 +332,14 @@ def ranked(store: Store, concepts: list[QueryConcept], k: int, lang: str,
     if readings is None:
         readings = readings_of(concepts)
     focused = focus_mentions([(m.start, m.end) for m in readings], focus)
+    expanded = expansions(concepts)
     scored: list[tuple[float, str]] = []
     relevances: dict[str, Relevance] = {}
     cut, best_cut = 0, 0.0
     for d in scores.postings:
         s = scores.score(d)
         if s > 0:
-            rel = relevances[d] = relevance(readings, focused, concepts, scores, d, config.focus_boost)
+            rel = relevances[d] = relevance(readings, focused, expanded, scores, d, config.focus_boost)
             if rel.value < min_relevance:
                 cut, best_cut = cut + 1, max(best_cut, rel.value)
                 continue

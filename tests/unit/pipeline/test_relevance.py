@@ -16,7 +16,7 @@ from kg_rag.cli.demo import build_demo
 from kg_rag.documents import SourceDocument
 from kg_rag.errors import InputError
 from kg_rag.pipeline.postings import Posting
-from kg_rag.pipeline.relevance import check_min_relevance, document_meanings, relevance
+from kg_rag.pipeline.relevance import check_min_relevance, document_meanings, expansions, relevance
 from kg_rag.pipeline.retrieve import QueryConcept, QuestionReading, Scores
 from kg_rag.serialize import answer_dict
 from kg_rag.store import EmbeddedStore
@@ -52,11 +52,11 @@ def test_a_concept_meant_somewhere_in_the_document_combines_its_annotations() ->
 def test_coverage_is_the_question_probability_times_the_document_meaning() -> None:
     m = QuestionReading(0, 4, {"rooster": 0.5, "tap": 0.5}, {"rooster": 0.8, "tap": 0.2})
     s = _scores("d", {"rooster": {"a": 0.9}, "tap": {"a": 0.1}})
-    r = relevance([m], set(), [], s, "d", 100.0)
+    r = relevance([m], set(), {}, s, "d", 100.0)
     assert r.value == pytest.approx(0.8 * 0.9 + 0.2 * 0.1)
     # no decision on the question's side (label matching): its readings count equally
     bare = QuestionReading(0, 4, {"rooster": 0.5, "tap": 0.5}, {})
-    assert relevance([bare], set(), [], s, "d", 100.0).value == pytest.approx(0.5)
+    assert relevance([bare], set(), {}, s, "d", 100.0).value == pytest.approx(0.5)
 
 
 def test_a_neighbour_counts_at_its_expansion_weight_and_the_focus_at_the_boost() -> None:
@@ -67,9 +67,9 @@ def test_a_neighbour_counts_at_its_expansion_weight_and_the_focus_at_the_boost()
     mentions = [QuestionReading(0, 4, {"tree": 1.0}, {"tree": 1.0}),
                 QuestionReading(5, 9, {"fruit": 1.0}, {"fruit": 1.0})]
     s = _scores("d", {"plant": {"a": 1.0}})          # the document names only the broader concept
-    r = relevance(mentions, set(), [tree, plant, fruit], s, "d", 100.0)
+    r = relevance(mentions, set(), expansions([tree, plant, fruit]), s, "d", 100.0)
     assert r.coverage == (0.5, 0.0) and r.value == pytest.approx(0.25)
-    focused = relevance(mentions, {0}, [tree, plant, fruit], s, "d", 100.0)
+    focused = relevance(mentions, {0}, expansions([tree, plant, fruit]), s, "d", 100.0)
     assert focused.weights == (100.0, 1.0)
     assert focused.value == pytest.approx(100 * 0.5 / 101)
 
@@ -83,7 +83,7 @@ def test_relevance_is_always_between_0_and_1(dists: list[dict[str, float]],
                                              meant: dict[str, dict[str, float]],
                                              focused: set[int], boost: float) -> None:
     readings = [QuestionReading(i, i + 1, {c: 1 / len(d) for c in d}, d) for i, d in enumerate(dists)]
-    r = relevance(readings, focused, [], _scores("d", meant), "d", boost)
+    r = relevance(readings, focused, {}, _scores("d", meant), "d", boost)
     assert 0.0 <= r.value <= 1.0 and all(0.0 <= c <= 1.0 for c in r.coverage)
     assert not math.isnan(r.value)
 
