@@ -18,6 +18,8 @@ module              public names
                     ``gloss_stopwords``
 :mod:`.lemmatiser`  ``lemmatize``: simplemma's, its dictionaries kept decoded under the cache
                     folder (``CachedDictionaryFactory``, ``SortedDictionary``)
+:mod:`.gloss_cache`  the gloss words already lemmatised, kept under the cache folder between
+                    processes: ``opened``, ``GlossCache``, ``cache_path``, ``digest``, ``MISSING``
 :mod:`.hebrew`      ``PREFIXES``, ``prefix_splits``, ``suffix_guesses``, ``final_form``,
                     ``is_hebrew_word``, ``MIN_STEM``
 :mod:`.hebrew_affixes`  ``split_affixes`` (where a known lemma sits in a word: prefix, stem,

@@ -23,11 +23,13 @@ from __future__ import annotations
 import logging
 from functools import cache, lru_cache
 from importlib import resources
+from typing import cast
 
 import simplemma
 from simplemma.strategies.dictionaries.dictionary_factory import SUPPORTED_LANGUAGES
 
-from kg_rag.text import hebrew
+from kg_rag.text import gloss_cache, hebrew
+from kg_rag.text.gloss_cache import MISSING, GlossCache
 from kg_rag.text.normalise import match_key, strip_bidi, strip_niqqud
 from kg_rag.text.tokenise import gloss_tokens
 
@@ -134,9 +136,30 @@ def gloss_words(text: str, lang: str) -> list[str]:
 def _gloss_word(word: str, lang: str) -> str | None:
     """The lemma :func:`gloss_words` keeps for the token ``word``, None if it keeps none. Cached
     per token (as :func:`lemma`): the knowledge selector reads the glosses of tens of thousands
-    of senses, whose words recur, and the match key of each was computed anew."""
+    of senses, whose words recur, and the match key of each was computed anew; and kept between
+    processes (:mod:`.gloss_cache`)."""
     if len(word) < 2:
         return None
+    kept = _kept()
+    hit = kept.get(word, lang)
+    if hit is not MISSING:
+        return cast("str | None", hit)
+    found = _gloss_lemma(word, lang)
+    kept.put(word, lang, found)
+    return found
+
+
+_KEPT: list[GlossCache] = []
+
+
+def _kept() -> GlossCache:
+    """The gloss words kept between processes (:mod:`.gloss_cache`), read on first use."""
+    if not _KEPT:
+        _KEPT.append(gloss_cache.opened())
+    return _KEPT[0]
+
+
+def _gloss_lemma(word: str, lang: str) -> str | None:
     stop = gloss_stopwords(lang)
     lw = lemma(word, lang)
     if lw in stop or match_key(word) in stop or len(lw) < 2:

@@ -1,0 +1,200 @@
+"""The gloss words already lemmatised, kept between processes.
+
+:func:`kg_rag.text.analyse.gloss_words` turns each token of a gloss into the lemma that gloss
+overlap counts (or nothing: a stop word, a one-letter word). The knowledge selector reads the
+definitions, examples, labels and translations of every candidate it meets, so a process that
+indexes a corpus lemmatises tens of thousands of distinct gloss tokens (~25 µs each through
+simplemma), and the next process does it again: ~10 % of ``kg-rag index`` (bench/ANALYSIS.md).
+
+This module keeps those answers in one file of ``Settings.cache_dir``: (language, token) → lemma,
+or nothing, sorted and NUL-separated like the lemmatiser's dictionaries (:mod:`.lemmatiser`),
+read whole on first use (~20 ms for 100,000 tokens) and looked up by bisection. A process adds
+what it lemmatised anew and, when that is at least :data:`MIN_NEW` tokens, writes the merged
+table back when it exits (atomically; two processes writing at once lose one's additions, which
+the next run lemmatises again). Short processes (one ``ask``) read it and write nothing.
+
+The answers are a pure function of simplemma's version, its dictionaries, the gloss stop lists
+and the code that turns a token into its lemma, so the file's name carries a digest of all of
+them (:func:`digest`): any change to one of them starts a new file, never a stale answer.
+"""
+
+from __future__ import annotations
+
+import atexit
+import hashlib
+import logging
+import os
+import tempfile
+import threading
+from bisect import bisect_left
+from collections.abc import Callable
+from functools import cache
+from importlib import resources
+from importlib.metadata import version
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from importlib.resources.abc import Traversable
+
+log = logging.getLogger(__name__)
+
+#: bumped when the file layout changes
+FORMAT = 1
+#: the fewest new tokens worth writing the table back for
+MIN_NEW = 1_000
+_MAGIC = b"kg-rag-gloss-words"
+_SEP = b"\0"
+_KEY_SEP = "\x1f"
+#: the code whose behaviour the answers depend on (hashed into the file name)
+_SOURCES = ("analyse.py", "normalise.py", "tokenise.py", "lemmatiser.py", "gloss_cache.py")
+#: a stored "no lemma" (a gloss word's lemma has two letters or more, never this)
+_NONE = b""
+#: what :meth:`GlossCache.get` answers for a token it does not hold
+MISSING = object()
+
+
+@cache
+def digest() -> str:
+    """A hash of everything a stored answer depends on: simplemma's version, this layout, the
+    stop-word lists and the source of the modules that compute the answers."""
+    h = hashlib.sha256(f"simplemma {version('simplemma')} format {FORMAT}".encode())
+    pkg = resources.files("kg_rag.text")
+    for name in _SOURCES:
+        h.update(b"\x1e" + name.encode() + b"\x1f" + pkg.joinpath(name).read_bytes())
+    words = pkg.joinpath("stopwords")
+    for f in sorted(_files(words), key=lambda x: x[0]):
+        h.update(b"\x1e" + f[0].encode() + b"\x1f" + f[1])
+    return h.hexdigest()[:16]
+
+
+def _files(folder: Traversable, prefix: str = "") -> list[tuple[str, bytes]]:
+    out: list[tuple[str, bytes]] = []
+    for entry in folder.iterdir():
+        name = prefix + entry.name
+        if entry.is_dir():
+            out += _files(entry, name + "/")
+        elif entry.name.endswith(".txt"):
+            out.append((name, entry.read_bytes()))
+    return out
+
+
+def cache_path(cache_dir: str | Path | None = None) -> Path:
+    """Where the table is kept (``cache_dir`` None: the settings' cache folder)."""
+    if cache_dir is None:
+        from kg_rag.settings import settings
+
+        cache_dir = settings().cache_dir
+    return Path(cache_dir) / f"gloss-words-{digest()}.bin"
+
+
+class GlossCache:
+    """(language, token) → lemma or None: the table read from ``path`` plus what this process
+    added (:meth:`put`); :meth:`save` writes them merged."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._keys: tuple[bytes, ...] = ()
+        self._values: tuple[bytes, ...] = ()
+        self.new: dict[str, str | None] = {}
+        self._lock = threading.Lock()
+        self._read()
+
+    def __len__(self) -> int:
+        return len(self._keys) + len(self.new)
+
+    def get(self, token: str, lang: str) -> str | None | object:
+        """The stored answer for ``token`` in ``lang``, or :data:`MISSING`."""
+        key = lang + _KEY_SEP + token
+        hit = self.new.get(key, MISSING)
+        if hit is not MISSING:
+            return hit
+        k = key.encode()
+        i = bisect_left(self._keys, k)
+        if i < len(self._keys) and self._keys[i] == k:
+            v = self._values[i]
+            return None if v == _NONE else v.decode()
+        return MISSING
+
+    def put(self, token: str, lang: str, value: str | None) -> None:
+        with self._lock:
+            self.new[lang + _KEY_SEP + token] = value
+
+    def _read(self) -> None:
+        try:
+            with open(self.path, "rb") as f:
+                head = f.readline().split()
+                if len(head) != 3 or head[0] != _MAGIC or not all(h.isdigit() for h in head[1:]):
+                    log.warning("ignoring the gloss word cache %s: not one this version wrote", self.path)
+                    return
+                sizes = [int(h) for h in head[1:]]
+                parts = [f.read(n) for n in sizes]
+                whole = [len(b) for b in parts] == sizes and not f.read(1)
+        except FileNotFoundError:
+            return
+        except OSError as e:
+            log.warning("ignoring the unreadable gloss word cache %s (%s)", self.path, e)
+            return
+        # (unsorted keys cannot give a wrong answer: a lookup compares the key it lands on)
+        keys = parts[0].split(_SEP) if whole and parts[0] else []
+        values = parts[1].split(_SEP) if keys else []
+        if not whole or len(keys) != len(values) or (not keys and parts[1]):
+            log.warning("ignoring the damaged gloss word cache %s", self.path)
+            return
+        self._keys, self._values = tuple(keys), tuple(values)
+
+    def save(self, min_new: int = MIN_NEW) -> bool:
+        """Write the table with this process's additions merged in, when there are at least
+        ``min_new`` of them; False when nothing was written (too few, or the folder cannot be
+        written: a warning)."""
+        with self._lock:
+            if len(self.new) < max(1, min_new):
+                return False
+            merged = dict(zip(self._keys, self._values, strict=True))
+            for k, v in self.new.items():
+                kb = k.encode()
+                if _SEP in kb or (v is not None and "\0" in v):
+                    continue
+                merged[kb] = _NONE if v is None else v.encode()
+            keys = sorted(merged)
+            values = [merged[k] for k in keys]
+            body = [_SEP.join(keys), _SEP.join(values)]
+            try:
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+                fd, tmp = tempfile.mkstemp(prefix=".gloss-words-", dir=self.path.parent)
+                try:
+                    with os.fdopen(fd, "wb") as f:
+                        f.write(_MAGIC + b" " + b" ".join(str(len(b)).encode() for b in body) + b"\n")
+                        for b in body:
+                            f.write(b)
+                    os.replace(tmp, self.path)
+                except BaseException:
+                    Path(tmp).unlink(missing_ok=True)
+                    raise
+            except OSError as e:
+                log.warning("could not write the gloss word cache %s: %s", self.path, e)
+                return False
+            self._keys, self._values, self.new = tuple(keys), tuple(values), {}
+            return True
+
+
+_OPEN: dict[str, GlossCache] = {}
+_OPEN_LOCK = threading.Lock()
+
+
+def opened(cache_dir: str | Path | None = None,
+           at_exit: Callable[[Callable[[], object]], object] = atexit.register) -> GlossCache:
+    """The process's table for ``cache_dir`` (read on first use); the first call of a process
+    arranges for it to be written back when the process exits (only by that process: forked
+    workers leave without running exit handlers, and their additions stay theirs)."""
+    path = cache_path(cache_dir)
+    with _OPEN_LOCK:
+        cache = _OPEN.get(str(path))
+        if cache is None:
+            cache = _OPEN[str(path)] = GlossCache(path)
+            pid = os.getpid()
+            at_exit(lambda: os.getpid() == pid and cache.save())
+    return cache
+
+
+__all__ = ["FORMAT", "MIN_NEW", "MISSING", "GlossCache", "cache_path", "digest", "opened"]
