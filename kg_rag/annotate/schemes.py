@@ -24,6 +24,7 @@ from pyoxigraph import NamedNode
 
 from kg_rag.errors import InputError
 from kg_rag.model import Candidate, Mention
+from kg_rag.pipeline.origins_cache import origins_cache
 from kg_rag.store import Store, Values
 
 #: how many IRIs go into one VALUES block
@@ -62,28 +63,35 @@ class Schemes:
         return self._names
 
     def origins(self, iris: Iterable[str]) -> dict[str, Origin | None]:
+        """Each IRI's :class:`Origin` (None: no loaded source types it): from this object's
+        memory, else from the origins kept by earlier processes
+        (:mod:`kg_rag.pipeline.origins_cache`), else from the store (and then kept)."""
         want = list(dict.fromkeys(iris))
         missing = [i for i in want if i not in self._origins]
         if missing:
             if len(self._origins) >= _CACHE_LIMIT:
                 self._origins.clear()
             names = self._source_names()
+            kept = origins_cache(self.store)
+            stored = kept.get_many(missing) if kept is not None else {}
+            ask = [i for i in missing if i not in stored]
             found: dict[str, list[tuple[str, str | None]]] = {}
-            for i in range(0, len(missing), BATCH):
+            for i in range(0, len(ask), BATCH):
                 rows = self.store.select("select-concept-schemes", values=Values.column(
-                    "node", [NamedNode(t) for t in missing[i : i + BATCH]]))
+                    "node", [NamedNode(t) for t in ask[i : i + BATCH]]))
                 for r in rows:
                     g = r["g"].value
                     if g in names:   # a loaded source (the query does not join the catalog)
                         found.setdefault(r["node"].value, []).append(
                             (g, r["scheme"].value if "scheme" in r else None))
-            for iri in missing:
+            asked: dict[str, tuple[str | None, str | None]] = {}
+            for iri in ask:
                 pairs = sorted(found.get(iri, ()), key=lambda p: (p[0], p[1] is None, p[1] or ""))
-                if not pairs:
-                    self._origins[iri] = None
-                    continue
-                g, scheme = pairs[0]
-                self._origins[iri] = Origin(g, names.get(g, ""), scheme)
+                asked[iri] = pairs[0] if pairs else (None, None)
+            if kept is not None:
+                kept.put_many(asked)
+            for iri, (g, scheme) in (stored | asked).items():
+                self._origins[iri] = None if g is None else Origin(g, names.get(g, ""), scheme)
         return {i: self._origins.get(i) for i in want}
 
     def tag(self, cands: Sequence[Candidate]) -> tuple[Candidate, ...]:

@@ -215,6 +215,12 @@ def _small(store: Store, derived: Derived) -> bool:
     return _key_count(store, derived) < SMALL_KEYS
 
 
+def is_small(store: Store) -> bool:
+    """Whether ``store``'s vocabularies have fewer than :data:`SMALL_KEYS` match keys: its
+    derived tables are made in memory when needed, none is kept on disk."""
+    return _small(store, Derived.of(store))
+
+
 def _table(store: Store, slot: Slot[_Holder], prefix: str,
            fill: Callable[[sqlite3.Connection], int], build: bool) -> _Table | None:
     if store.kind != "embedded":
@@ -357,4 +363,4 @@ def prepare(store: Store, lemmas: bool = True) -> None:
 
 
 __all__ = ["EVIDENCE_INDEX", "FORMAT", "LEMMA_FIELDS", "LEMMA_INDEX", "SMALL_KEYS",
-           "EvidenceIndex", "LemmaIndex", "evidence_index", "lemma_index", "lemma_key", "prepare", "worth_building"]
+           "EvidenceIndex", "LemmaIndex", "evidence_index", "is_small", "lemma_index", "lemma_key", "prepare", "worth_building"]

@@ -1,0 +1,125 @@
+"""Where candidate concepts and senses come from, kept between processes.
+
+The annotator tags every candidate with its source and scheme (:mod:`kg_rag.annotate.schemes`,
+``select-concept-schemes``). An English word has dozens of candidate concept and sense IRIs, the
+query costs ~80 µs an IRI, and a process meets most of them only once: ~20 % of ``kg-rag
+index`` on the bench's OEWN + OMW store (bench/ANALYSIS.md). An origin is a fact of the loaded
+vocabularies, so it is kept, once some process has asked for it, in a SQLite table of the cache
+folder named by the catalog version (:func:`kg_rag.derived.catalog_version`) — a load, a drop or
+an alignment review starts a new table, never a stale answer. Unlike the lemma and evidence
+indexes (:mod:`.evidence_index`) it is not built whole (every typed node of OEWN and three OMWs
+is over a million rows, a warm-up of ~20 s that a short run never earns back): it fills as
+processes ask, and a process asks the store only for the IRIs no earlier process asked for.
+
+Only an embedded store on disk with vocabularies that are not small keeps one (another process
+may change a remote store; an in-memory store lives one process; a small one answers in
+milliseconds). The table is a cache: a failure to open or write it is a
+warning and the store is asked as before; a forked process (``index --workers``) reads it and
+does not write (its parent does, for what it asks itself).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import sqlite3
+import threading
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+from kg_rag.derived import Derived, Slot
+from kg_rag.pipeline.evidence_index import is_small
+from kg_rag.store import Store
+
+log = logging.getLogger(__name__)
+
+#: bumped when the table changes
+FORMAT = "origins-1"
+#: IRIs per ``IN (…)`` of one lookup
+_CHUNK = 500
+_CREATE = ("CREATE TABLE IF NOT EXISTS origins "
+           "(iri TEXT PRIMARY KEY, g TEXT, scheme TEXT) WITHOUT ROWID")
+_MANY = "SELECT iri, g, scheme FROM origins WHERE iri IN ({})"
+_INSERT = "INSERT OR IGNORE INTO origins (iri, g, scheme) VALUES (?, ?, ?)"
+
+#: (source graph, scheme stated there), or (None, None): no loaded source types the IRI
+Stored = tuple[str | None, str | None]
+
+
+class OriginsCache:
+    """IRI → :data:`Stored` in one SQLite file; safe across threads; a forked process opens the
+    file again and only reads it."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._maker = os.getpid()    # a forked copy of this object only reads
+        self._pid = os.getpid()      # the process of the open connection
+        self._lock = threading.Lock()
+        self._db: sqlite3.Connection | None = None
+        self._broken = False
+
+    def _conn(self) -> sqlite3.Connection | None:
+        if self._broken:
+            return None
+        if self._db is None or self._pid != os.getpid():
+            try:
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+                db = sqlite3.connect(str(self.path), timeout=2.0, check_same_thread=False)
+                db.execute(_CREATE)
+                db.commit()
+            except (OSError, sqlite3.Error) as e:
+                log.warning("not keeping candidate origins in %s (%s): asking the store", self.path, e)
+                self._broken = True
+                return None
+            self._db, self._pid = db, os.getpid()
+        return self._db
+
+    def get_many(self, iris: Sequence[str]) -> dict[str, Stored]:
+        """The stored origins of those ``iris`` some process asked for before."""
+        out: dict[str, Stored] = {}
+        with self._lock:
+            db = self._conn()
+            if db is None:
+                return out
+            try:
+                for i in range(0, len(iris), _CHUNK):
+                    chunk = tuple(iris[i : i + _CHUNK])
+                    # only the number of placeholders is formatted in: the IRIs are bound
+                    for iri, g, scheme in db.execute(_MANY.format(",".join("?" * len(chunk))), chunk):
+                        out[iri] = (g, scheme)
+            except sqlite3.Error as e:
+                log.warning("could not read the candidate origins in %s (%s)", self.path, e)
+        return out
+
+    def put_many(self, found: Mapping[str, Stored]) -> None:
+        """Keep ``found`` (not in a forked process; a locked or read-only file: nothing kept)."""
+        if not found or os.getpid() != self._maker:
+            return
+        with self._lock:
+            db = self._conn()
+            if db is None:
+                return
+            try:
+                with db:
+                    db.executemany(_INSERT, ((iri, g, s) for iri, (g, s) in found.items()))
+            except sqlite3.Error as e:
+                log.warning("could not keep candidate origins in %s (%s)", self.path, e)
+
+
+ORIGINS_CACHE: Slot[OriginsCache | None] = Slot("origins-cache")
+
+
+def origins_cache(store: Store) -> OriginsCache | None:
+    """The origins table of ``store``'s catalog version, or None for a store that keeps none:
+    remote, in memory, or small (:func:`~kg_rag.pipeline.evidence_index.is_small`: a few
+    thousand concepts are asked for in milliseconds, and a test or a demo store would leave a
+    file behind for nothing)."""
+    if store.kind != "embedded" or store.location == ":memory:" or is_small(store):
+        return None
+    derived = Derived.of(store)
+
+    return derived.value(ORIGINS_CACHE, lambda: OriginsCache(
+        derived.cache_dir / f"{FORMAT}-{derived.version()}.sqlite"))
+
+
+__all__ = ["FORMAT", "ORIGINS_CACHE", "OriginsCache", "Stored", "origins_cache"]

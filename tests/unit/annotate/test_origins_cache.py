@@ -1,0 +1,132 @@
+"""Candidate origins kept between processes (kg_rag.pipeline.origins_cache): a later process
+gets what an earlier one asked the store, without asking it again, and the same answers as a
+store that keeps none; a load starts another table; a small store keeps none; a forked process
+does not write; a cache that cannot be written is a warning, never an error."""
+
+from __future__ import annotations
+
+import gc
+import logging
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from kg_rag.annotate.schemes import Schemes
+from kg_rag.api import KnowledgeGraph
+from kg_rag.derived import Derived
+from kg_rag.pipeline import evidence_index
+from kg_rag.pipeline.origins_cache import OriginsCache, origins_cache
+from kg_rag.store import EmbeddedStore, open_store
+from tests.support.paths import DATA
+
+HERE = DATA / "schemes"
+A = "https://example.org/econ-a/"
+B = "https://example.org/econ-b/"
+IRIS = [A + "bank", B + "bank", A + "inflation", B + "inflation", "urn:kgr-test:unknown"]
+
+
+def _loaded(path: Path, files: list[str]) -> None:
+    with KnowledgeGraph(open_store(path=str(path))) as kg:
+        kg.load([HERE / f for f in files])
+    del kg
+    _reopen()
+
+
+@pytest.fixture(autouse=True)
+def not_small(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The test vocabularies are small, and a small store keeps no table: count them as large."""
+    monkeypatch.setattr(evidence_index, "SMALL_KEYS", 0)
+
+
+def _asking(calls: list[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    """Record the name of every query the embedded store is asked (on the class: a patched
+    instance would be held until the test ends, and its folder with it)."""
+    select: Callable[..., Any] = EmbeddedStore.select
+
+    def spy(self: EmbeddedStore, name: str, *args: Any, **kwargs: Any) -> Any:
+        calls.append(name)
+        return select(self, name, *args, **kwargs)
+
+    monkeypatch.setattr(EmbeddedStore, "select", spy)
+
+
+def _reopen() -> None:
+    gc.collect()   # the engine releases the folder when the last reference goes
+
+
+def test_a_later_process_reads_what_an_earlier_one_asked(tmp_path: Path,
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    path, cache = tmp_path / "store", tmp_path / "cache"
+    _loaded(path, ["econ-a.ttl", "econ-b.ttl"])
+    calls: list[str] = []
+    _asking(calls, monkeypatch)
+    with EmbeddedStore(path) as first_store:
+        Derived.of(first_store, cache_dir=cache)
+        first = Schemes(first_store).origins(IRIS)
+        assert "select-concept-schemes" in calls
+        kept = origins_cache(first_store)
+        assert kept is not None and kept.path.parent == cache and kept.path.is_file()
+    del first_store, kept
+    _reopen()
+    assert first[A + "bank"] is not None and first[A + "bank"].scheme == A + "scheme"
+    assert first["urn:kgr-test:unknown"] is None
+    with EmbeddedStore(path) as later_store:      # a new store object: a new registry, as a new process
+        Derived.of(later_store, cache_dir=cache)
+        calls.clear()
+        assert Schemes(later_store).origins(IRIS) == first
+        assert "select-concept-schemes" not in calls    # the unknown IRI was kept as unknown too
+    with EmbeddedStore(":memory:") as memory:          # keeps none: asks, and answers the same
+        KnowledgeGraph(memory).load([HERE / "econ-a.ttl", HERE / "econ-b.ttl"])
+        assert origins_cache(memory) is None
+        assert Schemes(memory).origins(IRIS) == first
+
+
+def test_a_load_starts_another_table(tmp_path: Path) -> None:
+    path, cache = tmp_path / "store", tmp_path / "cache"
+    _loaded(path, ["econ-a.ttl"])
+    with EmbeddedStore(path) as store:
+        Derived.of(store, cache_dir=cache)
+        before = origins_cache(store)
+        assert before is not None
+        assert Schemes(store).origins([B + "bank"])[B + "bank"] is None   # not loaded yet
+    del store
+    _reopen()
+    _loaded(path, ["econ-b.ttl"])
+    with EmbeddedStore(path) as store:
+        Derived.of(store, cache_dir=cache)
+        after = origins_cache(store)
+        assert after is not None and after.path != before.path
+        got = Schemes(store).origins([B + "bank"])[B + "bank"]
+        assert got is not None and got.source.endswith("/econ-b")
+
+
+def test_a_small_store_keeps_no_table(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(evidence_index, "SMALL_KEYS", 20_000)
+    path, cache = tmp_path / "store", tmp_path / "cache"
+    _loaded(path, ["econ-a.ttl"])
+    with EmbeddedStore(path) as store:
+        Derived.of(store, cache_dir=cache)
+        assert origins_cache(store) is None
+        assert Schemes(store).origins([A + "bank"])[A + "bank"] is not None
+    assert not cache.exists() or not list(cache.glob("origins-*"))
+
+
+def test_a_forked_copy_reads_but_does_not_write(tmp_path: Path) -> None:
+    cache = OriginsCache(tmp_path / "o.sqlite")
+    cache.put_many({"urn:kgr-test:a": ("urn:kgr-test:g", None)})
+    cache._maker = -1          # as in a process forked from the one that made it
+    cache.put_many({"urn:kgr-test:b": ("urn:kgr-test:g", "urn:kgr-test:s")})
+    assert cache.get_many(["urn:kgr-test:a", "urn:kgr-test:b"]) == {"urn:kgr-test:a": ("urn:kgr-test:g", None)}
+
+
+def test_a_cache_that_cannot_be_written_is_a_warning(tmp_path: Path,
+                                                      caplog: pytest.LogCaptureFixture) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("not a folder")
+    cache = OriginsCache(blocker / "o.sqlite")
+    with caplog.at_level(logging.WARNING, logger="kg_rag.pipeline.origins_cache"):
+        cache.put_many({"urn:kgr-test:a": (None, None)})
+        assert cache.get_many(["urn:kgr-test:a"]) == {}
+    assert "not keeping candidate origins" in caplog.text
