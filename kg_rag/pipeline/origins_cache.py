@@ -56,7 +56,8 @@ class OriginsCache:
         self._pid = os.getpid()      # the process of the open connection
         self._lock = threading.Lock()
         self._db: sqlite3.Connection | None = None
-        self._broken = False
+        self._broken = False         # the file cannot be opened or read: the store is asked
+        self._read_only = False      # a write failed: this process keeps nothing more
 
     def _conn(self) -> sqlite3.Connection | None:
         if self._broken:
@@ -87,13 +88,14 @@ class OriginsCache:
                     # only the number of placeholders is formatted in: the IRIs are bound
                     for iri, g, scheme in db.execute(_MANY.format(",".join("?" * len(chunk))), chunk):
                         out[iri] = (g, scheme)
-            except sqlite3.Error as e:
+            except sqlite3.Error as e:   # said once: the store is asked from now on
                 log.warning("could not read the candidate origins in %s (%s)", self.path, e)
+                self._broken = True
         return out
 
     def put_many(self, found: Mapping[str, Stored]) -> None:
         """Keep ``found`` (not in a forked process; a locked or read-only file: nothing kept)."""
-        if not found or os.getpid() != self._maker:
+        if not found or os.getpid() != self._maker or self._read_only:
             return
         with self._lock:
             db = self._conn()
@@ -102,8 +104,9 @@ class OriginsCache:
             try:
                 with db:
                     db.executemany(_INSERT, ((iri, g, s) for iri, (g, s) in found.items()))
-            except sqlite3.Error as e:
+            except sqlite3.Error as e:   # said once: nothing more is kept by this process
                 log.warning("could not keep candidate origins in %s (%s)", self.path, e)
+                self._read_only = True
 
 
 ORIGINS_CACHE: Slot[OriginsCache | None] = Slot("origins-cache")

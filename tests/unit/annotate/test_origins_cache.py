@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import gc
 import logging
+import sqlite3
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -70,7 +71,8 @@ def test_a_later_process_reads_what_an_earlier_one_asked(tmp_path: Path,
         assert kept is not None and kept.path.parent == cache and kept.path.is_file()
     del first_store, kept
     _reopen()
-    assert first[A + "bank"] is not None and first[A + "bank"].scheme == A + "scheme"
+    bank = first[A + "bank"]
+    assert bank is not None and bank.scheme == A + "scheme"
     assert first["urn:kgr-test:unknown"] is None
     with EmbeddedStore(path) as later_store:      # a new store object: a new registry, as a new process
         Derived.of(later_store, cache_dir=cache)
@@ -130,3 +132,32 @@ def test_a_cache_that_cannot_be_written_is_a_warning(tmp_path: Path,
         cache.put_many({"urn:kgr-test:a": (None, None)})
         assert cache.get_many(["urn:kgr-test:a"]) == {}
     assert "not keeping candidate origins" in caplog.text
+
+
+class _Refusing:
+    """A connection whose writes fail, as a read-only or locked database's do."""
+
+    def __init__(self) -> None:
+        self.writes = 0
+
+    def __enter__(self) -> _Refusing:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        return None
+
+    def executemany(self, *args: object) -> None:
+        self.writes += 1
+        raise sqlite3.OperationalError("attempt to write a readonly database")
+
+
+def test_a_table_that_refuses_writes_is_said_once(tmp_path: Path,
+                                                  caplog: pytest.LogCaptureFixture) -> None:
+    cache = OriginsCache(tmp_path / "o.sqlite")
+    refusing = _Refusing()
+    cache._db = refusing  # type: ignore[assignment]
+    with caplog.at_level(logging.WARNING, logger="kg_rag.pipeline.origins_cache"):
+        for i in range(3):
+            cache.put_many({f"urn:kgr-test:b{i}": (None, None)})
+    assert refusing.writes == 1
+    assert len(caplog.records) == 1 and "could not keep candidate origins" in caplog.text
