@@ -1,4 +1,5 @@
-"""Files shipped with kg-rag: ``sparql/``, ``ontology/``, ``demo/``.
+"""Files shipped with kg-rag: ``sparql/``, ``ontology/``, ``demo/``; and a digest of a package's
+files (:func:`code_digest`), which keys what their code computes.
 
 In the source tree they sit beside the package; in an installed wheel they are packaged as
 ``kg_rag/_resources/<name>``. Both are found through :mod:`importlib.resources`.
@@ -6,7 +7,9 @@ In the source tree they sit beside the package; in an installed wheel they are p
 
 from __future__ import annotations
 
-from importlib import resources
+import hashlib
+from functools import lru_cache
+from importlib import metadata, resources
 from importlib.resources.abc import Traversable
 from pathlib import Path
 
@@ -29,3 +32,29 @@ def resource_dir(name: str) -> Traversable:
 def resource_path(name: str) -> Path:
     """A real filesystem path for ``name`` (wheels are unpacked, so this holds for both)."""
     return Path(str(resource_dir(name)))
+
+
+def _files(root: Traversable, prefix: str = "") -> list[tuple[str, Traversable]]:
+    out: list[tuple[str, Traversable]] = []
+    for entry in root.iterdir():
+        name = prefix + entry.name
+        if entry.is_dir():
+            if entry.name != "__pycache__":
+                out += _files(entry, name + "/")
+        elif not entry.name.endswith((".pyc", ".pyo")):
+            out.append((name, entry))
+    return out
+
+
+@lru_cache(maxsize=8)
+def code_digest(packages: tuple[str, ...]) -> str:
+    """sha256 of every file of ``packages`` (sources and data, e.g. stop-word lists) and the
+    lemmatiser's version: what a result computed by that code is keyed by (the knowledge
+    selector's agent version, the gloss words kept between processes), so that any edit there —
+    a comment too — gives a new key."""
+    h = hashlib.sha256()
+    for package in packages:
+        for name, f in sorted(_files(resources.files(package)), key=lambda x: x[0]):
+            h.update(f"{package}/{name}\x1f".encode() + f.read_bytes() + b"\x1e")
+    h.update(metadata.version("simplemma").encode())
+    return h.hexdigest()

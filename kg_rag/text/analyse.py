@@ -149,14 +149,10 @@ def _gloss_word(word: str, lang: str) -> str | None:
     return found
 
 
-_KEPT: list[GlossCache] = []
-
-
+@cache
 def _kept() -> GlossCache:
     """The gloss words kept between processes (:mod:`.gloss_cache`), read on first use."""
-    if not _KEPT:
-        _KEPT.append(gloss_cache.opened())
-    return _KEPT[0]
+    return gloss_cache.opened()
 
 
 def _gloss_lemma(word: str, lang: str) -> str | None:

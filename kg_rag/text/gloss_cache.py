@@ -15,7 +15,9 @@ the next run lemmatises again). Short processes (one ``ask``) read it and write 
 
 The answers are a pure function of simplemma's version, its dictionaries, the gloss stop lists
 and the code that turns a token into its lemma, so the file's name carries a digest of all of
-them (:func:`digest`): any change to one of them starts a new file, never a stale answer.
+them (:func:`digest`: the files of :mod:`kg_rag.text` and simplemma's version, as the knowledge
+selector's agent version hashes them): any change to one of them starts a new file, never a
+stale answer.
 """
 
 from __future__ import annotations
@@ -29,13 +31,9 @@ import threading
 from bisect import bisect_left
 from collections.abc import Callable
 from functools import cache
-from importlib import resources
-from importlib.metadata import version
 from pathlib import Path
-from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:
-    from importlib.resources.abc import Traversable
+from kg_rag.resources import code_digest
 
 log = logging.getLogger(__name__)
 
@@ -46,8 +44,6 @@ MIN_NEW = 1_000
 _MAGIC = b"kg-rag-gloss-words"
 _SEP = b"\0"
 _KEY_SEP = "\x1f"
-#: the code whose behaviour the answers depend on (hashed into the file name)
-_SOURCES = ("analyse.py", "normalise.py", "tokenise.py", "lemmatiser.py", "gloss_cache.py")
 #: a stored "no lemma" (a gloss word's lemma has two letters or more, never this)
 _NONE = b""
 #: what :meth:`GlossCache.get` answers for a token it does not hold
@@ -56,27 +52,11 @@ MISSING = object()
 
 @cache
 def digest() -> str:
-    """A hash of everything a stored answer depends on: simplemma's version, this layout, the
-    stop-word lists and the source of the modules that compute the answers."""
-    h = hashlib.sha256(f"simplemma {version('simplemma')} format {FORMAT}".encode())
-    pkg = resources.files("kg_rag.text")
-    for name in _SOURCES:
-        h.update(b"\x1e" + name.encode() + b"\x1f" + pkg.joinpath(name).read_bytes())
-    words = pkg.joinpath("stopwords")
-    for f in sorted(_files(words), key=lambda x: x[0]):
-        h.update(b"\x1e" + f[0].encode() + b"\x1f" + f[1])
+    """A hash of everything a stored answer depends on: this layout and the files of
+    :mod:`kg_rag.text` (the code that computes the answers, its stop-word lists) with the
+    lemmatiser's version (:func:`kg_rag.resources.code_digest`)."""
+    h = hashlib.sha256(f"format {FORMAT}\x1e{code_digest(('kg_rag.text',))}".encode())
     return h.hexdigest()[:16]
-
-
-def _files(folder: Traversable, prefix: str = "") -> list[tuple[str, bytes]]:
-    out: list[tuple[str, bytes]] = []
-    for entry in folder.iterdir():
-        name = prefix + entry.name
-        if entry.is_dir():
-            out += _files(entry, name + "/")
-        elif entry.name.endswith(".txt"):
-            out.append((name, entry.read_bytes()))
-    return out
 
 
 def cache_path(cache_dir: str | Path | None = None) -> Path:

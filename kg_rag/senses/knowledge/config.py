@@ -3,9 +3,9 @@ selector's agent version.
 
 A decision is stored under an IRI that hashes its agent (:func:`kg_rag.pipeline.record.decision_iri`)
 and is reused only by a selector of the same version. :meth:`KnowledgeSelectorConfig.version` hashes
-the config's contents *and* the code that computes a decision (:func:`code_digest`: the source of
-this package and of :mod:`kg_rag.text`, which tokenises and lemmatises for it, and the lemmatiser's
-version), so changing a constant or the algorithm changes the version and no stored decision
+the config's contents *and* the code that computes a decision (:func:`kg_rag.resources.code_digest`
+of :data:`CODE`: the files of this package and of :mod:`kg_rag.text`, which tokenises and
+lemmatises for it, and the lemmatiser's version), so changing a constant or the algorithm changes the version and no stored decision
 is reused across it — there is nothing to bump by hand.
 
 The defaults are the tuned values, chosen on the development sets only; how is told in the
@@ -17,9 +17,8 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import asdict, dataclass, field
-from functools import lru_cache
-from importlib import metadata, resources
-from importlib.resources.abc import Traversable
+
+from kg_rag.resources import code_digest
 
 
 @dataclass(frozen=True, slots=True)
@@ -156,35 +155,12 @@ class KnowledgeSelectorConfig:
     def version(self) -> str:
         """The agent version: 10 hex digits of sha256 over :meth:`canonical` and :func:`code_digest`."""
         h = hashlib.sha256(self.canonical().encode())
-        h.update(b"\x1e" + code_digest().encode())
+        h.update(b"\x1e" + code_digest(CODE).encode())
         return h.hexdigest()[:10]
 
 
-def _files(root: Traversable, prefix: str = "") -> list[tuple[str, Traversable]]:
-    out: list[tuple[str, Traversable]] = []
-    for entry in root.iterdir():
-        name = prefix + entry.name
-        if entry.is_dir():
-            if entry.name != "__pycache__":
-                out += _files(entry, name + "/")
-        elif not entry.name.endswith((".pyc", ".pyo")):
-            out.append((name, entry))
-    return out
-
-
-#: the packages whose code computes a knowledge-based decision
+#: the packages whose code computes a knowledge-based decision (any edit there — a comment too —
+#: gives a new agent version: stored decisions are then decided again, never reused by a
+#: different algorithm)
 CODE = ("kg_rag.senses.knowledge", "kg_rag.text")
 
-
-@lru_cache(maxsize=4)
-def code_digest(packages: tuple[str, ...] = CODE) -> str:
-    """sha256 of the code a decision depends on besides the config: every file of ``packages``
-    (sources and data, e.g. stop-word lists) and the lemmatiser's version. Any edit there — a
-    comment too — gives a new agent version (stored decisions are then decided again, never
-    reused by a different algorithm)."""
-    h = hashlib.sha256()
-    for package in packages:
-        for name, f in sorted(_files(resources.files(package)), key=lambda x: x[0]):
-            h.update(f"{package}/{name}\x1f".encode() + f.read_bytes() + b"\x1e")
-    h.update(metadata.version("simplemma").encode())
-    return h.hexdigest()

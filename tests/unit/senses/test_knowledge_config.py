@@ -12,7 +12,8 @@ import pytest
 
 from kg_rag.model import Candidate, Mention
 from kg_rag.pipeline.decide import Unit, decide
-from kg_rag.senses.knowledge.config import KnowledgeSelectorConfig, Weights, _files, code_digest
+from kg_rag.resources import _files, code_digest
+from kg_rag.senses.knowledge.config import CODE, KnowledgeSelectorConfig, Weights
 from kg_rag.senses.knowledge.selector import KnowledgeSelector
 from kg_rag.store import Change, EmbeddedStore
 from tests.support.senses_fixture import ILI, bank_candidates, load_fixture
@@ -70,7 +71,7 @@ def test_the_code_digest_covers_every_file_of_a_package(tmp_path: Path,
         assert code_digest(("digestpkg",)) != first
     finally:
         code_digest.cache_clear()
-    assert len(code_digest()) == 64   # the default packages: the selector's and kg_rag.text
+    assert len(code_digest(CODE)) == 64   # the selector's packages: its own and kg_rag.text
 
 
 def test_a_decision_stored_under_other_constants_is_not_reused(mem_store: EmbeddedStore, tmp_path: Path,

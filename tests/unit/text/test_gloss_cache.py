@@ -53,7 +53,8 @@ def test_gloss_words_are_the_same_from_the_kept_table(tmp_path: Path,
         for w, lw in zip([w for w in gloss_tokens(t) if len(w) > 1], lemmas, strict=True):
             kept.put(w, lang, lw)
     kept.save(min_new=1)
-    monkeypatch.setattr(analyse, "_KEPT", [GlossCache(tmp_path / "g.bin")])
+    table = GlossCache(tmp_path / "g.bin")
+    monkeypatch.setattr(analyse, "_kept", lambda: table)
     monkeypatch.setattr(analyse, "_gloss_lemma", lambda w, lang: pytest.fail(f"{w!r} computed again"))
     analyse._gloss_word.cache_clear()
     try:
