@@ -207,8 +207,9 @@ def calibration_chart(reports: list[tuple[str, WsdReport]], path: Path) -> None:
 
 def retrieval_chart(reports: list[tuple[str, RetrievalReport]], path: Path) -> None:
     """Two panels: nDCG@10 of every mode on each retrieval set; and each mode's paired difference
-    from label matching (``none``) with its 95 % bootstrap interval, on each set and on each
-    language slice — a bar whose interval crosses 0 is within noise."""
+    from label matching (``none``) with its 95 % bootstrap interval, on each set, on each
+    language slice and on each source document — a bar whose interval crosses 0 is within
+    noise."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -221,7 +222,10 @@ def retrieval_chart(reports: list[tuple[str, RetrievalReport]], path: Path) -> N
         if len(r.by_lang) > 1:
             rows += [(f"{name} {lang}", {m: c["ndcg@10"] for m, c in sl.vs_none.items() if m != "bm25"})
                      for lang, sl in r.by_lang.items()]
-    fig, (left, right) = plt.subplots(1, 2, figsize=(13, 4.2), gridspec_kw={"width_ratios": [1, 1.4]})
+        rows += [(f"{name} {doc}", {m: c["ndcg@10"] for m, c in sl.vs_none.items() if m != "bm25"})
+                 for doc, sl in r.by_document.items()]
+    fig, (left, right) = plt.subplots(1, 2, figsize=(8 + 0.45 * len(rows), 4.6),
+                                      gridspec_kw={"width_ratios": [1, 0.25 * len(rows)]})
     _grouped(left, [n for n, _ in reports],
              {mode: [r.modes.get(mode, {}).get("ndcg@10", 0.0) for _, r in reports] for mode in modes})
     left.set_ylim(0, 1.0)

@@ -5,8 +5,9 @@ questions the run recorded, unless ``keep``); every query is asked in its langua
 present. A query never ranks the corpus documents :func:`excluded_ids` names — its own ``_id``
 (BEIR ignore-identical-ids) and, for a query ``<lang>.<id>``, its aligned translation ``<id>`` —
 in every mode alike (BM25 too). Every mode is also reported per query language (``metadata.lang``),
-each slice with its own paired comparison against ``none``. Other metadata (gold senses, lemmas)
-is never read.
+each slice with its own paired comparison against ``none``, and the gain of each mode over
+``none`` per source document of the queries (:func:`document_of`: a gain that one document carries
+is not a gain of the method). Other metadata (gold senses, lemmas) is never read.
 """
 
 from __future__ import annotations
@@ -227,12 +228,27 @@ def compare_to_none(values: Mapping[str, Mapping[str, Mapping[str, float]]],
             for mode, v in values.items() if mode != "none"}
 
 
+def document_of(query_id: str, lang: str | None) -> str | None:
+    """The source document of a query whose id is a sentence id in the unified WSD corpora's
+    style, ``[<lang>.][<corpus>.]<document>.s<n>[.t<n>]``: the parts before the first ``s<n>``,
+    less a leading ``<lang>.`` (``es.d001.s002.t008`` → ``d001``, ``semeval2007.d000.s000`` →
+    ``semeval2007.d000``); None for another id."""
+    parts = query_id.split(".")
+    for i in range(1, len(parts)):
+        p = parts[i]
+        if len(p) > 1 and p[0] == "s" and p[1:].isdigit():
+            head = parts[1:i] if lang and parts[0] == lang else parts[:i]
+            return ".".join(head) or None
+    return None
+
+
 @dataclass(frozen=True, slots=True)
 class Slice:
-    """The queries of one language (``metadata.lang``; ``und`` without one): every mode's means over
-    them and its paired comparison against ``none`` on them alone."""
+    """The queries of one language (``metadata.lang``; ``und`` without one) or of one source
+    document (:func:`document_of`): every mode's means over them and its paired comparison
+    against ``none`` on them alone."""
 
-    lang: str
+    name: str
     queries: int
     modes: dict[str, dict[str, float]]
     vs_none: dict[str, dict[str, Paired]]
@@ -272,6 +288,9 @@ class RetrievalReport:
     aligned: int = 0
     #: query language → the same figures over its queries alone
     by_lang: dict[str, Slice] = field(default_factory=dict)
+    #: source document of the queries (:func:`document_of`) → the same; empty unless every
+    #: query has one and there are two or more
+    by_document: dict[str, Slice] = field(default_factory=dict)
     #: mode → query id → the corpus ids it ranked, best first (not in :meth:`as_dict`)
     runs: dict[str, dict[str, list[str]]] = field(default_factory=dict, repr=False)
 
@@ -281,7 +300,8 @@ class RetrievalReport:
                 "vs_none": {mode: {m: c.as_dict() for m, c in cmp.items()}
                             for mode, cmp in self.vs_none.items()},
                 "excluded": {"rule": EXCLUSION_RULE, "aligned": self.aligned},
-                "by_lang": {lang: s.as_dict() for lang, s in self.by_lang.items()}}
+                "by_lang": {lang: s.as_dict() for lang, s in self.by_lang.items()},
+                "by_document": {d: s.as_dict() for d, s in self.by_document.items()}}
 
     def table(self) -> str:
         """The report as Markdown: one row per mode, then (a list) LLM usage, the comparisons
@@ -300,8 +320,40 @@ class RetrievalReport:
             for lang, s in self.by_lang.items():
                 lines += ["", f"### {lang} ({s.queries} queries)", "", *_mode_rows(s.modes, s.failures, self.k), ""]
                 lines += _comparisons(s.vs_none, f" ({lang})")
+        if self.by_document:
+            lines += ["", f"### by source document: ndcg@{self.k}, each mode − none", "",
+                      *_document_rows(self.by_document, self.k), ""]
         lines += [f"- note: {p}" for p in self.problems]
         return "\n".join(lines).rstrip("\n")
+
+
+def _document_rows(slices: Mapping[str, Slice], k: int) -> list[str]:
+    """One row per document: its queries, ``none``'s nDCG@k and each other mode's paired gain."""
+    metric = f"ndcg@{k}"
+    modes = [m for m in dict.fromkeys(m for s in slices.values() for m in s.vs_none) if m != "bm25"]
+    lines = ["| document | queries | none | " + " | ".join(f"{m} − none" for m in modes) + " |",
+             "|---|---:|---:|" + "---|" * len(modes)]
+    for name, s in slices.items():
+        cells = []
+        for m in modes:
+            c = s.vs_none.get(m, {}).get(metric)
+            cells.append("-" if c is None else f"{c.delta:+.3f} [{c.low:+.3f}, {c.high:+.3f}] "
+                                               f"({c.wins}/{c.losses}, p = {c.p:.2g})")
+        lines.append(f"| {name} | {s.queries} | {s.modes.get('none', {}).get(metric, 0.0):.3f} | "
+                     + " | ".join(cells) + " |")
+    return lines
+
+
+def _slices(values: Mapping[str, Mapping[str, Mapping[str, float]]], group: Mapping[str, str],
+            failed: Mapping[str, set[str]], k: int) -> dict[str, Slice]:
+    """The queries grouped by ``group`` (query id → slice name), each group's :class:`Slice`."""
+    out: dict[str, Slice] = {}
+    for name in sorted(set(group.values())):
+        mine = {q for q, g in group.items() if g == name}
+        sub = {mode: {q: x for q, x in v.items() if q in mine} for mode, v in values.items()}
+        out[name] = Slice(name, len(mine), {mode: mean_scores(v, k) for mode, v in sub.items()},
+                          compare_to_none(sub, k), {mode: len(f & mine) for mode, f in failed.items()})
+    return out
 
 
 def evaluate_retrieval(kg: KnowledgeGraph, folder: str | Path, modes: Sequence[WsdMode | Literal["bm25"]],
@@ -355,10 +407,8 @@ def evaluate_retrieval(kg: KnowledgeGraph, folder: str | Path, modes: Sequence[W
             kg.delete_many(d.id for d in data.corpus)
             kg.forget_questions(iris=asked - had)
     rep.vs_none = compare_to_none(values, k)
-    lang_of = {q.id: q.lang or "und" for q in data.queries}
-    for lang in sorted(set(lang_of.values())):
-        mine = {q for q, lg in lang_of.items() if lg == lang}
-        sub = {mode: {q: x for q, x in v.items() if q in mine} for mode, v in values.items()}
-        rep.by_lang[lang] = Slice(lang, len(mine), {mode: mean_scores(v, k) for mode, v in sub.items()},
-                                  compare_to_none(sub, k), {mode: len(f & mine) for mode, f in failed.items()})
+    rep.by_lang = _slices(values, {q.id: q.lang or "und" for q in data.queries}, failed, k)
+    doc_of = {q.id: document_of(q.id, q.lang) for q in data.queries}
+    if None not in doc_of.values() and len(set(doc_of.values())) > 1 and "none" in values:
+        rep.by_document = _slices(values, doc_of, failed, k)  # type: ignore[arg-type]
     return rep

@@ -12,6 +12,7 @@ from kg_rag.cli import main
 from kg_rag.errors import InputError
 from kg_rag.eval.retrieval import (
     BeirQuery,
+    document_of,
     evaluate_retrieval,
     excluded_ids,
     ndcg_at,
@@ -259,3 +260,44 @@ def test_shared_cross_lingual_sets_follow_the_rule(shared_data: Path) -> None:
         assert all(len(e) <= 1 for e in extra)
         for q, e in zip(data.queries, extra, strict=True):
             assert not e & set(data.qrels.get(q.id, {}))  # never a relevant one
+
+
+def test_document_of_rule() -> None:
+    assert document_of("es.d001.s002.t008", "es") == "d001"
+    assert document_of("semeval2007.d000.s000", "en") == "semeval2007.d000"
+    assert document_of("d003.s010", "fr") == "d003"
+    assert document_of("es.d001.s002", "fr") == "es.d001"   # only the query's own language
+    assert document_of("q1", "en") is None and document_of("s1", "en") is None
+    assert document_of("es.s001", "es") is None             # no document part left
+    assert document_of("d001.sx", "en") is None
+
+
+def test_slices_by_source_document_add_up(tmp_path: Path) -> None:
+    # the demo folder's queries renamed as sentences of two documents (q1, q2 of d001; q3 of d002)
+    names = {"q1": "en.d001.s001", "q2": "en.d001.s002.t001", "q3": "en.d002.s001"}
+    folder = write_beir(tmp_path / "beir")
+    lines = [json.loads(x) for x in (folder / "queries.jsonl").read_text(encoding="utf-8").splitlines()]
+    (folder / "queries.jsonl").write_text("".join(json.dumps({**q, "_id": names[q["_id"]]}) + "\n" for q in lines),
+                                          encoding="utf-8")
+    qrels = (folder / "qrels" / "test.tsv").read_text(encoding="utf-8")
+    for old, new in names.items():
+        qrels = qrels.replace(f"{old}\t", f"{new}\t")
+    (folder / "qrels" / "test.tsv").write_text(qrels, encoding="utf-8")
+    kg = KnowledgeGraph(EmbeddedStore(":memory:"))
+    kg.load([DEMO / "thesaurus.ttl", DEMO / "dictionary.ttl"])
+    rep = evaluate_retrieval(kg, folder, ["none", "knowledge", "bm25"], k=10)
+    assert set(rep.by_document) == {"d001", "d002"}
+    assert [s.queries for s in rep.by_document.values()] == [2, 1]
+    for mode, whole in rep.modes.items():
+        parts = [s.modes[mode] for s in rep.by_document.values()]
+        assert sum(p["ndcg@10"] * p["judged"] for p in parts) / whole["judged"] == pytest.approx(whole["ndcg@10"], abs=1e-3)
+    for s in rep.by_document.values():
+        c = s.vs_none["knowledge"]["ndcg@10"]
+        assert c.delta == pytest.approx(s.modes["knowledge"]["ndcg@10"] - s.modes["none"]["ndcg@10"], abs=1e-3)
+    table = rep.table()
+    assert "### by source document: ndcg@10, each mode − none" in table
+    assert "| d002 | 1 | " in table and "bm25 − none" not in table
+    assert set(rep.as_dict()["by_document"]) == {"d001", "d002"}
+    # the demo's own ids name no document: no such section
+    plain = evaluate_retrieval(kg, write_beir(tmp_path / "plain"), ["none", "knowledge"], k=10)
+    assert plain.by_document == {} and "by source document" not in plain.table()
