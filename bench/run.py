@@ -21,7 +21,7 @@ from bench.measure import ROOT, Unavailable
 
 # in run order: load builds the shared stores the later sections reuse
 SECTIONS = ("load", "lookup", "decide", "annotate", "index", "retrieve", "grow", "service", "workers",
-            "tokens", "cold", "soak")
+            "tokens", "cold", "svcmem", "soak")
 #: run only when named (``make soak``): minutes of load, not a comparison with peers
 ON_REQUEST = ("soak",)
 

@@ -15,13 +15,13 @@ import signal
 import subprocess
 import threading
 import time
-from pathlib import Path
 from typing import Any
 
 from bench.context import KG, Ctx, need_cli
 from bench.measure import PY, ROOT, BenchError, dir_size, shell_line
 from bench.report import Section, Target
 from bench.sec_service import _free_port, _wait_health
+from bench.sec_svcmem import memory
 
 TITLE = "soak: mixed and hostile load for minutes on a read-only service; memory and store size"
 TARGETS = [
@@ -36,22 +36,8 @@ THREADS = 4
 
 
 def _rss_kb(pid: int) -> int:
-    """Resident memory of ``pid`` and its children (kB)."""
-    total = 0
-    pids = [pid]
-    try:
-        for line in Path(f"/proc/{pid}/task/{pid}/children").read_text().split():
-            pids.append(int(line))
-    except OSError:
-        pass
-    for p in pids:
-        try:
-            for line in Path(f"/proc/{p}/status").read_text().splitlines():
-                if line.startswith("VmRSS:"):
-                    total += int(line.split()[1])
-        except OSError:
-            continue
-    return total
+    """Resident memory of ``pid`` and its descendants (kB), summed."""
+    return memory(pid)["rss_sum"]
 
 
 def run(ctx: Ctx, sec: Section) -> None:

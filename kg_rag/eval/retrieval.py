@@ -344,7 +344,7 @@ def _document_rows(slices: Mapping[str, Slice], k: int) -> list[str]:
     return lines
 
 
-def _slices(values: Mapping[str, Mapping[str, Mapping[str, float]]], group: Mapping[str, str],
+def _slices(values: Mapping[str, dict[str, dict[str, float]]], group: Mapping[str, str],
             failed: Mapping[str, set[str]], k: int) -> dict[str, Slice]:
     """The queries grouped by ``group`` (query id → slice name), each group's :class:`Slice`."""
     out: dict[str, Slice] = {}

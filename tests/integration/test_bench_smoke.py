@@ -112,3 +112,24 @@ def test_tiny_run_of_load_and_lookup(tmp_path: Path) -> None:
         assert "| load | OEWN load, wall time vs `oxigraph load`" in text
         assert "| lookup | senses + definitions for 3 lemmas" in text   # bank, river, money
         assert "wn.add()" in text and "wn.senses()" in text
+
+
+def test_service_memory_reads_the_process_tree() -> None:
+    from bench.sec_svcmem import memory
+
+    code = "import sys, time; b = bytearray(96 * 2**20); b[::4096] = b'x' * len(b[::4096]); print('ok', flush=True); time.sleep(30)"
+    child = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+    try:
+        assert child.stdout is not None and child.stdout.readline().strip() == "ok"
+        import os
+
+        mine = memory(os.getpid())
+        alone = memory(child.pid)
+        assert mine["processes"] >= 2 and alone["processes"] == 1
+        assert alone["rss_main"] >= 96 * 1024 and alone["pss_sum"] >= 90 * 1024   # kB
+        # the tree counts the child: its summed memory is at least the child's and our own
+        assert mine["rss_sum"] >= alone["rss_main"] + mine["rss_main"] - 1024
+        assert mine["pss_sum"] >= alone["pss_sum"]
+    finally:
+        child.kill()
+        child.wait()
