@@ -58,6 +58,15 @@ def _free_port() -> int:
     return port
 
 
+def stop_server(proc: subprocess.Popen[bytes], timeout: float = 60) -> None:
+    """Stop ``kg-rag serve`` as Ctrl-C would (it closes the store), killed after ``timeout``."""
+    proc.send_signal(signal.SIGINT)
+    try:
+        proc.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+
+
 def _wait_health(base: str, proc: subprocess.Popen[bytes], timeout: float = 120) -> None:
     _wait_url(f"{base}/health", proc, timeout)
 

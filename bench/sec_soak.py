@@ -11,7 +11,6 @@ samples.
 from __future__ import annotations
 
 import json
-import signal
 import subprocess
 import threading
 import time
@@ -20,7 +19,7 @@ from typing import Any
 from bench.context import KG, Ctx, need_cli
 from bench.measure import PY, ROOT, BenchError, dir_size, shell_line
 from bench.report import Section, Target
-from bench.sec_service import _free_port, _wait_health
+from bench.sec_service import _free_port, _wait_health, stop_server
 from bench.sec_svcmem import memory
 
 TITLE = "soak: mixed and hostile load for minutes on a read-only service; memory and store size"
@@ -80,11 +79,7 @@ def run(ctx: Ctx, sec: Section) -> None:
         alive = proc.poll() is None
     finally:
         stop.set()
-        proc.send_signal(signal.SIGINT)
-        try:
-            proc.wait(timeout=60)
-        except subprocess.TimeoutExpired:
-            proc.kill()
+        stop_server(proc)
         log.close()
     size1 = dir_size(store)
     warm_at = min(180.0, max(60.0, seconds / 5)) if seconds >= 120 else seconds / 3

@@ -15,7 +15,6 @@ target is read on PSS.
 from __future__ import annotations
 
 import json
-import signal
 import subprocess
 import time
 from pathlib import Path
@@ -26,7 +25,7 @@ from bench.context import KG, Ctx, need_cli
 from bench.corpus import make_questions
 from bench.measure import ROOT, BenchError, percentile, shell_line
 from bench.report import Section, Target, fmt_s
-from bench.sec_service import _free_port, _wait_health
+from bench.sec_service import _free_port, _wait_health, stop_server
 
 TITLE = "service memory: `kg-rag serve --read-only` with OEWN loaded, after answering questions"
 TARGETS = [("service with OEWN loaded, memory after answering questions (PSS of the process tree)",
@@ -98,11 +97,7 @@ def _serve(ctx: Ctx, name: str, store: Path, questions: list[dict[str, str]], wo
         if proc.poll() is not None:
             raise BenchError(f"the server on the {name} store exited while answering")
     finally:
-        proc.send_signal(signal.SIGINT)
-        try:
-            proc.wait(timeout=60)
-        except subprocess.TimeoutExpired:
-            proc.kill()
+        stop_server(proc)
         log.close()
     return {"argv": argv, "started": started, "after": after, "latencies": lat, "statuses": statuses}
 

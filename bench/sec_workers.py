@@ -5,7 +5,6 @@ from __future__ import annotations
 import concurrent.futures
 import json
 import os
-import signal
 import subprocess
 import time
 import urllib.request
@@ -14,7 +13,7 @@ from pathlib import Path
 from bench.context import KG, Ctx
 from bench.measure import PY, ROOT, BenchError, Stat, Unavailable, shell_line
 from bench.report import Section, Target, fmt_ms
-from bench.sec_service import _free_port, _wait_health, _wait_url
+from bench.sec_service import _free_port, _wait_health, _wait_url, stop_server
 
 TITLE = "workers: /ask over one oxigraph serve with 1 and with 2 service processes"
 TARGETS = [("/ask throughput, 2 workers ÷ 1 worker, over one oxigraph serve", "report")]
@@ -93,11 +92,7 @@ def run(ctx: Ctx, sec: Section) -> None:
                     if shown not in cmds:
                         cmds.append(shown)
                 finally:
-                    proc.send_signal(signal.SIGINT)
-                    try:
-                        proc.wait(timeout=30)
-                    except subprocess.TimeoutExpired:
-                        proc.kill()
+                    stop_server(proc, 30)
     finally:
         ox.terminate()
         ox.wait(timeout=30)

@@ -20,7 +20,7 @@ import logging
 import os
 import sys
 from array import array
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping
 from importlib.metadata import version
 from pathlib import Path
 
