@@ -41,8 +41,9 @@ WARM_UP = 10
 
 def sizes(ctx: Ctx) -> list[int]:
     # small: the 1 : 3 : 10 steps at 1/250 of its sizes (indexing runs at a few documents
-    # per second with the knowledge selector on this machine; see ANALYSIS.md)
-    return {"tiny": [20, 40, 80], "small": [40, 120, 400],
+    # per second with the knowledge selector on this machine; see ANALYSIS.md); medium: at 1/10
+    # (about 6 GB of store and 10 minutes of indexing)
+    return {"tiny": [20, 40, 80], "small": [40, 120, 400], "medium": [1000, 3000, 10000],
             "full": [10000, 30000, 100000]}[ctx.scale]
 
 

@@ -31,8 +31,9 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--shared", default="../shared/data", help="the shared data folder")
     p.add_argument("--only", default="", help=f"comma-separated sections ({', '.join(SECTIONS)})")
     p.add_argument("--scale", choices=SCALES, default="small",
-                   help="small (default, well under an hour) or full (the issue's sizes); "
-                        "tiny is for the smoke test")
+                   help="small (default, well under an hour), medium (grow and retrieve at a tenth "
+                        "of the issue's sizes, the rest small) or full (the issue's sizes); tiny is "
+                        "for the smoke test")
     p.add_argument("--repeat", type=int, default=3, help="repetitions per contender (interleaved)")
     p.add_argument("--out", default=str(ROOT / "bench" / "out"), help="work folder (git-ignored)")
     p.add_argument("--report", default=str(ROOT / "bench" / "REPORT.md"), help="report to write")
