@@ -222,10 +222,11 @@ def retrieval_chart(reports: list[tuple[str, RetrievalReport]], path: Path) -> N
         if len(r.by_lang) > 1:
             rows += [(f"{name} {lang}", {m: c["ndcg@10"] for m, c in sl.vs_none.items() if m != "bm25"})
                      for lang, sl in r.by_lang.items()]
-        rows += [(f"{name} {doc}", {m: c["ndcg@10"] for m, c in sl.vs_none.items() if m != "bm25"})
+        rows += [(f"{name} {doc.rsplit('.', 1)[-1]}",   # semeval2007.d000 → d000
+                  {m: c["ndcg@10"] for m, c in sl.vs_none.items() if m != "bm25"})
                  for doc, sl in r.by_document.items()]
-    fig, (left, right) = plt.subplots(1, 2, figsize=(8 + 0.45 * len(rows), 4.6),
-                                      gridspec_kw={"width_ratios": [1, 0.25 * len(rows)]})
+    fig, (left, right) = plt.subplots(1, 2, figsize=(6 + 0.7 * len(rows), 4.8),
+                                      gridspec_kw={"width_ratios": [1, 0.4 * len(rows)]})
     _grouped(left, [n for n, _ in reports],
              {mode: [r.modes.get(mode, {}).get("ndcg@10", 0.0) for _, r in reports] for mode in modes})
     left.set_ylim(0, 1.0)
@@ -244,7 +245,7 @@ def retrieval_chart(reports: list[tuple[str, RetrievalReport]], path: Path) -> N
                      [_label(n) for n, _ in rows], fontsize=7)
     right.set_ylabel("Δ nDCG@10 vs none (95 % CI)")
     right.set_title("paired difference from label matching")
-    right.legend(fontsize=8, frameon=False)
+    right.legend(fontsize=8, frameon=False, loc="best")
     fig.suptitle("kg-rag retrieval on the development sets")
     fig.tight_layout()
     fig.savefig(path, dpi=120)
