@@ -336,11 +336,20 @@ def ranked(store: Store, concepts: list[QueryConcept], k: int, lang: str,
     scored: list[tuple[float, str]] = []
     relevances: dict[str, Relevance] = {}
     cut, best_cut = 0, 0.0
+
+    def relevance_of(d: str) -> Relevance:
+        rel = relevances.get(d)
+        if rel is None:
+            rel = relevances[d] = relevance(readings, focused, expanded, scores, d, config.focus_boost)
+        return rel
+
+    # a relevance is in [0, 1]: with no minimum nothing is cut, and only the documents shown
+    # need theirs (at 10,000 documents the relevance of every scored one was ~18 % of ask)
+    cutting = min_relevance > 0
     for d in scores.postings:
         s = scores.score(d)
         if s > 0:
-            rel = relevances[d] = relevance(readings, focused, expanded, scores, d, config.focus_boost)
-            if rel.value < min_relevance:
+            if cutting and (rel := relevance_of(d)).value < min_relevance:
                 cut, best_cut = cut + 1, max(best_cut, rel.value)
                 continue
             scored.append((s, d))
@@ -364,7 +373,7 @@ def ranked(store: Store, concepts: list[QueryConcept], k: int, lang: str,
             continue
         located = {c: spans.get((d, c), []) for c in scores.postings[d]}
         results.append(replace(_result(d, s, info, located, weight, labels, config.focus_boost,
-                                       scores.contributions(d)), relevance=relevances[d].value))
+                                       scores.contributions(d)), relevance=relevance_of(d).value))
     return Ranked(results, cut, best_cut)
 
 
