@@ -79,6 +79,36 @@ def _row(r: SystemResult) -> str:
             f"{t.answered}/{t.n} | {spi:.1f} |")
 
 
+#: up to this many texts the by-text F1 is a table, beyond it a summary line
+TEXT_TABLE = 15
+
+
+def _by_text(systems: list[SystemResult]) -> list[str]:
+    """F1 per ``<text>`` of the corpus (a gain one text carries is not a gain of the method): a
+    table for a few texts; for many, how often the system is ahead of the first baseline."""
+    texts = [t for t, sc in systems[0].by_text.items() if sc.n]
+    if len(texts) < 2:
+        return []
+    if len(texts) <= TEXT_TABLE:
+        out = ["", "| F1 by text | " + " | ".join(f"{t} (n={systems[0].by_text[t].n})" for t in texts) + " |",
+               "|---|" + "---:|" * len(texts)]
+        for sy in systems:
+            cells = [f"{sy.by_text[t].f1 * 100:.1f}" if t in sy.by_text else "-" for t in texts]
+            out.append(f"| {sy.name} | " + " | ".join(cells) + " |")
+        return out
+    if len(systems) < 2:
+        return []
+    ref = systems[1]
+    diffs = sorted(((systems[0].by_text[t].f1 - ref.by_text[t].f1) * 100, t) for t in texts if t in ref.by_text)
+    ahead = sum(1 for d, _ in diffs if d > 0)
+    level = sum(1 for d, _ in diffs if d == 0)
+    worst = ", ".join(f"{t} (n={systems[0].by_text[t].n}) {d:+.1f}" for d, t in diffs[:3] if d < 0)
+    mid = diffs[len(diffs) // 2][0]
+    return ["", f"F1 by text ({len(diffs)} texts): {systems[0].name} − {ref.name} ahead in {ahead}, "
+                f"level in {level}, behind in {len(diffs) - ahead - level}; median {mid:+.1f} points"
+                + (f"; most behind: {worst}" if worst else "")]
+
+
 def wsd_table(report: WsdReport) -> str:
     """The report as Markdown: systems, then F1 by part of speech, then problems."""
     systems = [report.system, *report.baselines.values()]
@@ -93,6 +123,7 @@ def wsd_table(report: WsdReport) -> str:
         for s in systems:
             cells = [f"{s.by_pos[p].f1 * 100:.1f}" if p in s.by_pos else "-" for p in pos]
             lines.append(f"| {s.name} | " + " | ".join(cells) + " |")
+    lines += _by_text(systems)
     if report.system.reliability is not None:
         lines += ["", *report.system.reliability.describe().split("\n")]
     if report.system.calibration is not None:

@@ -129,6 +129,8 @@ class SystemResult:
     name: str
     total: Score = field(default_factory=Score)
     by_pos: dict[str, Score] = field(default_factory=dict)
+    #: the corpus' ``<text>`` ids → the same counts over that text's instances
+    by_text: dict[str, Score] = field(default_factory=dict)
     seconds: float = 0.0
     answers: dict[str, str] = field(default_factory=dict)   # instance id → predicted key
     reliability: Reliability | None = None
@@ -141,6 +143,7 @@ class SystemResult:
     def as_dict(self) -> dict[str, Any]:
         d = self.total.as_dict()
         d["by_pos"] = {p: s.as_dict() for p, s in sorted(self.by_pos.items())}
+        d["by_text"] = {t: s.as_dict() for t, s in self.by_text.items()}
         d["seconds_per_instance"] = round(self.seconds / self.total.n, 5) if self.total.n else 0.0
         if self.reliability is not None:
             d["reliability"] = self.reliability.as_dict()
@@ -330,18 +333,21 @@ def _requests(corpus: Corpus, lang: str, lookup: CandidateLookup, window: int,
 def _run(name: str, select: Callable[[Sequence[SelectionRequest]], list[Selection]],
          batches: list[list[_Item]], gold: dict[str, tuple[str, ...]], senses: SenseKeys,
          progress: Callable[[int], None] | None = None, threshold: float | None = None,
-         pairs: Callable[[Sequence[SelectionRequest]], list[Pair]] | None = None) -> SystemResult:
+         pairs: Callable[[Sequence[SelectionRequest]], list[Pair]] | None = None,
+         texts: Sequence[str] = ()) -> SystemResult:
     """Score one selector; with ``threshold``, also how often it is right at each confidence and
     how well calibrated its decisions are (:mod:`kg_rag.eval.calibration`), and every item.
     ``pairs`` (knowledge+llm's :meth:`~kg_rag.senses.selective.SelectiveSelector.select_pairs`)
-    replaces ``select`` and also scores the knowledge selector's own decisions."""
+    replaces ``select`` and also scores the knowledge selector's own decisions. ``texts``: the
+    ``<text>`` id of each batch (:attr:`SystemResult.by_text`)."""
     from kg_rag.senses.selective import probability
 
     system = threshold is not None
     res = SystemResult(name, reliability=Reliability(threshold) if threshold is not None else None,
                        calibration=Calibration() if system else None,
                        knowledge=Calibration() if pairs is not None else None)
-    for items in batches:
+    for b, items in enumerate(batches):
+        in_text = res.by_text.setdefault(texts[b], Score()) if b < len(texts) else Score()
         todo = [it for it in items if it.request.mention.candidates and it.token.instance in gold]
         t0 = time.perf_counter()
         both = pairs([it.request for it in todo]) if pairs is not None and todo else None
@@ -358,7 +364,7 @@ def _run(name: str, select: Callable[[Sequence[SelectionRequest]], list[Selectio
                 continue
             pos = it.token.pos or "?"
             bucket = res.by_pos.setdefault(pos, Score())
-            for s in (res.total, bucket):
+            for s in (res.total, bucket, in_text):
                 s.n += 1
             sel = chosen.get(iid)
             cands = it.request.mention.candidates
@@ -386,7 +392,7 @@ def _run(name: str, select: Callable[[Sequence[SelectionRequest]], list[Selectio
             if system:
                 res.items.append(Item(iid, gold[iid], senses.answer_key(sel.chosen), ok, len(cands),
                                       sel, **extra))
-            for s in (res.total, bucket):
+            for s in (res.total, bucket, in_text):
                 s.answered += 1
                 s.correct += ok
             if res.reliability is not None and len(it.request.mention.candidates) > 1:
@@ -467,8 +473,9 @@ def evaluate(store: Store, selector: Any, data: str | Path, gold_path: str | Pat
     usage = _usage(selector)
     before = (usage.requests, usage.tokens_in, usage.tokens_out) if usage is not None else None
     pairs = getattr(selector, "select_pairs", None)
+    texts = [t.id for t in corpus.texts]   # _requests makes one batch per text
     system = _run(selector.agent.name, selector.select, batches, gold, senses, progress,
-                  threshold=CONFIDENT, pairs=pairs if callable(pairs) else None)
+                  threshold=CONFIDENT, pairs=pairs if callable(pairs) else None, texts=texts)
     llm = None
     usage = _usage(selector)
     if usage is not None and before is not None:
@@ -480,7 +487,8 @@ def evaluate(store: Store, selector: Any, data: str | Path, gold_path: str | Pat
     baselines = {}
     for base in (FirstSenseSelector(), RandomSelector(seed=0)):
         if base.agent.name != system.name:
-            baselines[base.agent.name] = _run(base.agent.name, base.select, batches, gold, senses)
+            baselines[base.agent.name] = _run(base.agent.name, base.select, batches, gold, senses,
+                                              texts=texts)
     if predictions:
         write_keys(predictions, system.answers)
     return WsdReport(corpus=corpus.source, lang=eval_lang, system=system, baselines=baselines,

@@ -206,3 +206,27 @@ def test_cli_llm_selector_on_a_loopback_server(store_dir: Path, monkeypatch: pyt
     assert d["answered"] - d["correct"] == 1
     assert set(d["baselines"]) == {"first-sense", "random"}
     assert Path(d["run_record"]).parent == Path(".") and (tmp_path / d["run_record"]).is_file()
+
+
+def test_scores_by_text(mem_store: EmbeddedStore) -> None:
+    from kg_rag.eval.report import _by_text, wsd_table
+    from kg_rag.eval.wsd import Score, SystemResult
+
+    store = load_fixture(mem_store)
+    rep = evaluate(store, KnowledgeSelector(store), CORPUS, GOLD)
+    texts = [t.id for t in read_corpus(CORPUS).texts]
+    for sy in (rep.system, *rep.baselines.values()):
+        assert list(sy.by_text) == texts
+        for field in ("n", "answered", "correct"):
+            assert sum(getattr(s, field) for s in sy.by_text.values()) == getattr(sy.total, field)
+    assert rep.as_dict()["by_text"][texts[0]]["n"] == rep.system.by_text[texts[0]].n
+    table = wsd_table(rep)
+    assert "| F1 by text | " + " | ".join(f"{t} (n={rep.system.by_text[t].n})" for t in texts) + " |" in table
+    # many texts: one line, how often the system is ahead of the first baseline
+    mine, ref = SystemResult("knowledge"), SystemResult("first-sense")
+    for i in range(20):
+        mine.by_text[f"b{i:02d}"] = Score(10, 10, 6 if i < 15 else 3 if i < 18 else 5)
+        ref.by_text[f"b{i:02d}"] = Score(10, 10, 5)
+    line = _by_text([mine, ref])[-1]
+    assert line.startswith("F1 by text (20 texts): knowledge − first-sense ahead in 15, level in 2, "
+                           "behind in 3; median +10.0 points; most behind: b15 (n=10) -20.0")
