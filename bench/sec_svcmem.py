@@ -138,6 +138,10 @@ def run(ctx: Ctx, sec: Section) -> None:
     sec.table(["store", "questions", "statuses", "ask p50", "server RSS at start",
                "server RSS after", "tree RSS summed (processes)", "tree PSS"], rows)
     main = results["OEWN"]["after"]
+    if not main["pss_sum"] or not main["rss_main"]:   # no /proc (or no smaps_rollup): not measured
+        sec.targets.append(Target(TARGETS[0][0], "—", "—", "—", TARGETS[0][1], None,
+                                  "the server's memory could not be read from /proc"))
+        return
     sec.targets.append(Target(TARGETS[0][0], f"{main['pss_sum'] / 1024:.0f} MB "
                               f"(server RSS {main['rss_main'] / 1024:.0f} MB)", "—", "—",
                               TARGETS[0][1], main["pss_sum"] / 1024 <= LIMIT_MB))
