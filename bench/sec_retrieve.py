@@ -14,6 +14,8 @@ TITLE = "retrieve: ask latency on the indexed corpus vs BM25 (bm25s) and vs rdfl
 TARGETS = [
     ("ask p95 latency (knowledge, k=10) vs bm25s query p95", "within 3× of bm25s (≤ 3×)"),
     ("retrieval query `select-document-postings`, median: rdflib ÷ ours", "≥ 20× faster than rdflib"),
+    ("retrieval query `select-document-postings` on the whole store, median: embedded ÷ `oxigraph serve`",
+     "within 2× of oxigraph serve (≤ 2×; issue 17)"),
 ]
 
 
@@ -60,6 +62,14 @@ def run(ctx: Ctx, sec: Section) -> None:
     shutil.rmtree(only, ignore_errors=True)
     r_ox = run_child(worker("work_peers", "oxquery", str(nq), str(sub), str(only)))
     shutil.rmtree(only, ignore_errors=True)
+    # the same query on the whole store: in process (ours) and over HTTP from oxigraph's server
+    from bench.sec_load import ctx_oxigraph
+
+    oxi = ctx_oxigraph()
+    served = interleaved({
+        "embedded (ours)": lambda i: run_child(worker("work_peers", "embedq", str(b.store), str(sub))),
+        "oxigraph serve-read-only": lambda i: run_child(worker("work_peers", "serveq", str(b.store), str(sub), oxi)),
+    }, ctx.repeat, ctx.log)
     budget = ctx.pick(30, 150, 1800)  # seconds of rdflib queries; the report says how many ran
     r_rdf = run_child(worker("work_peers", "rdflib", str(nq), str(sub), str(budget)), timeout=budget + 1800)
     o = runs["kg-rag ask"]
@@ -98,6 +108,16 @@ def run(ctx: Ctx, sec: Section) -> None:
     if r_rdf.out.get("cut_off") is not None:
         rows.append(["rdflib: the next query, stopped at the budget", f"> {fmt_s(r_rdf.out['cut_off'])}",
                      "", "", 1])
+    e_l = [x for r in served["embedded (ours)"] for x in r.out["latencies"]]
+    v_l = [x for r in served["oxigraph serve-read-only"] for x in r.out["latencies"]]
+    same_rows = all(a.out["rows"] == c.out["rows"] for a, c in zip(
+        served["embedded (ours)"], served["oxigraph serve-read-only"], strict=False))
+    rows.append(["ours: that query, whole store, embedded (read-only), the first "
+                 f"{n_q} questions", fmt_s(percentile(e_l, 50)), fmt_s(percentile(e_l, 95)),
+                 fmt_s(percentile(e_l, 99)), len(e_l)])
+    rows.append(["the same through our remote store from `oxigraph serve-read-only` (HTTP, JSON)",
+                 fmt_s(percentile(v_l, 50)), fmt_s(percentile(v_l, 95)), fmt_s(percentile(v_l, 99)),
+                 len(v_l)])
     r0 = o[0].out
     sec.say(f"Questions: {r0.get('questions')} (the first 3–8 words of random sentences, en/he/fr/es "
             f"in turn); {r0.get('no_concept')} refused for having no known concept; 3 warm-up "
@@ -111,15 +131,22 @@ def run(ctx: Ctx, sec: Section) -> None:
             f"{len(rdf_l)} of the {n_q} queries within its budget; result rows agree on them: "
             f"{r_ox.out['rows'][: len(rdf_l)] == r_rdf.out['rows']}.", "")
     sec.table(["what", "p50", "p95", "p99", "n"], rows)
+    sec.say(f"Embedded and served: the same {n_q} queries on the same store folder, {ctx.repeat} "
+            f"interleaved runs each; the same rows both ways: {same_rows}.", "")
     runs_table(sec, runs)
     sec.command("# rdflib data: " + d.command, "# pyoxigraph on the same data: " + r_ox.command,
-                "# rdflib: " + r_rdf.command)
+                "# rdflib: " + r_rdf.command,
+                "# embedded, whole store: " + served["embedded (ours)"][0].command,
+                "# oxigraph serve-read-only, whole store: " + served["oxigraph serve-read-only"][0].command)
     p95, b95 = percentile(lat, 95), percentile(blat, 95)
     per_rep = [percentile(a.out["latencies"], 95) / percentile(c.out["latencies"], 95)
                for a, c in zip(o, runs["bm25s"], strict=False)]
     sec.targets.append(Target(TARGETS[0][0], fmt_s(p95), fmt_s(b95),
                               f"{p95 / b95:.2f}× ({min(per_rep):.2f}–{max(per_rep):.2f})",
                               TARGETS[0][1], p95 / b95 <= 3.0))
+    m_e, m_v = percentile(e_l, 50), percentile(v_l, 50)
+    sec.targets.append(Target(TARGETS[2][0], fmt_s(m_e), fmt_s(m_v), f"{m_e / m_v:.2f}×",
+                              TARGETS[2][1], m_e / m_v <= 2.0 and same_rows))
     cut = r_rdf.out.get("cut_off")
     if rdf_l:
         m_ox, m_rdf = percentile(ox_l, 50), percentile(rdf_l, 50)

@@ -9,6 +9,11 @@
         The same query through our store API on a store holding exactly the same quads.
     python -m bench.work_peers dumpdocs STORE OUT.nq MAX_DOCS
         The document graphs of our store as N-Quads (the rdflib engine's data).
+    python -m bench.work_peers embedq STORE CONCEPTS.json
+        The retrieval query through our embedded store, opened read-only, on the whole store.
+    python -m bench.work_peers serveq STORE CONCEPTS.json OXIGRAPH
+        The same query through our remote store against ``oxigraph serve-read-only`` of the same
+        store folder (started here on a free loopback port, stopped at the end).
 """
 
 from __future__ import annotations
@@ -129,9 +134,78 @@ def oxquery(nq: str, concepts_file: str, store_dir: str) -> dict[str, object]:
     return {"load_s": t_load, "latencies": lat, "rows": rows}
 
 
+def _timed(st: object, concepts_file: str) -> tuple[list[float], list[int]]:
+    """Latency and row count of the retrieval query for each item, after one unmeasured pass."""
+    from pyoxigraph import NamedNode
+
+    from kg_rag.store import Values
+
+    items = json.loads(Path(concepts_file).read_text(encoding="utf-8"))
+    lat: list[float] = []
+    rows: list[int] = []
+    for warm in (True, False):   # once unmeasured: both sides warm (the store's pages, the server)
+        for item in items:
+            vals = Values.column("concept", [NamedNode(c) for c in item["concepts"]])
+            a = time.perf_counter()
+            res = st.select("select-document-postings", values=vals)  # type: ignore[attr-defined]
+            if not warm:
+                lat.append(time.perf_counter() - a)
+                rows.append(len(res))
+    return lat, rows
+
+
+def embedq(store: str, concepts_file: str) -> dict[str, object]:
+    """``select-document-postings`` with each question's VALUES, in process, on the whole store."""
+    from kg_rag.store import EmbeddedStore
+
+    st = EmbeddedStore(store, read_only=True)
+    try:
+        lat, rows = _timed(st, concepts_file)
+    finally:
+        st.close()
+    return {"latencies": lat, "rows": rows}
+
+
+def serveq(store: str, concepts_file: str, oxigraph: str) -> dict[str, object]:
+    """The same query, the same VALUES, through our remote store (SPARQL protocol, JSON results
+    parsed into the same rows) against ``oxigraph serve-read-only`` of the same folder."""
+    import socket
+    import subprocess
+    import urllib.request
+
+    from kg_rag.store import RemoteStore
+
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    proc = subprocess.Popen([oxigraph, "serve-read-only", "--location", store, "--bind", f"127.0.0.1:{port}"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        base = f"http://127.0.0.1:{port}"
+        t0 = time.perf_counter()
+        while True:
+            if proc.poll() is not None:
+                raise SystemExit(f"oxigraph serve-read-only exited with {proc.returncode}")
+            try:
+                with urllib.request.urlopen(f"{base}/query?query=ASK%7B%7D", timeout=2):
+                    break
+            except OSError:
+                if time.perf_counter() - t0 > 120:
+                    raise SystemExit("oxigraph serve-read-only did not answer within 120 s") from None
+                time.sleep(0.2)
+        st = RemoteStore(f"{base}/query", read_only=True, timeout=600)
+        lat, rows = _timed(st, concepts_file)
+    finally:
+        proc.terminate()
+        proc.wait(timeout=60)
+    return {"latencies": lat, "rows": rows}
+
+
 def main(argv: list[str]) -> int:
     cmd, *args = argv
-    fn = {"bm25": bm25, "rdflib": rdflib_query, "dumpdocs": dumpdocs, "oxquery": oxquery}.get(cmd)
+    fn = {"bm25": bm25, "rdflib": rdflib_query, "dumpdocs": dumpdocs, "oxquery": oxquery,
+          "embedq": embedq, "serveq": serveq}.get(cmd)
     if fn is None:
         raise SystemExit(f"unknown command {cmd}")
     print(json.dumps(fn(*args)))  # type: ignore[operator]
