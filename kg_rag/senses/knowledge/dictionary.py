@@ -20,7 +20,7 @@ the dictionary's own text, so the knowledge selector weighs it in its own regime
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 from kg_rag.model import Candidate, SelectionRequest, SenseEvidence
 from kg_rag.senses.knowledge.config import PosCues
@@ -125,13 +125,20 @@ def hebrew_pos_scores(word: str, lemma: str, cues: PosCues, before: str | None =
     return score
 
 
-def pos_fit(req: SelectionRequest, cues: PosCues) -> list[float] | None:
-    """Per candidate, log P(its part of speech | the word's affixes) — None unless the
+def pos_fit(req: SelectionRequest, cues: PosCues,
+            elsewhere: Callable[[SelectionRequest], Mapping[str, int]] | None = None) -> list[float] | None:
+    """Per candidate, log P(its part of speech | the word's affixes), plus, with ``elsewhere``
+    (the parts of speech, :func:`kind` → how many, of the written form's readings in the
+    store's other lexicons of the language), log P(its part of speech | those readings),
+    add-one smoothed over the candidates' parts of speech — OMW's and Wiktionary's Hebrew give
+    the bare form רק only as an adverb, where the spelling says nothing. None unless the
     candidates mix parts of speech and the mention is Hebrew."""
     cands = req.mention.candidates
     kinds = {_kind(c.pos) for c in cands}
     if len(kinds) < 2 or base_language(req.mention.lang) != "he":
         return None
+    other = elsewhere(req) if elsewhere is not None else {}
+    seen = sum(other.get(k, 0) for k in kinds)
     ctx, m = req.context, req.mention
     inside = 0 <= m.start <= m.end <= len(ctx) and ctx[m.start:m.end] == m.text
     left = ctx[:m.start].split() if inside else None
@@ -142,8 +149,14 @@ def pos_fit(req: SelectionRequest, cues: PosCues) -> list[float] | None:
     for c in cands:
         score = hebrew_pos_scores(m.text, c.lemma or m.text, cues, before, after)
         z = math.log(sum(math.exp(score[k]) for k in kinds))
-        out.append(score[_kind(c.pos)] - z)
+        kind = _kind(c.pos)
+        out.append(score[kind] - z + (math.log((1 + other.get(kind, 0)) / (len(kinds) + seen)) if seen else 0.0))
     return out
 
 
-__all__ = ["KINDS", "hebrew_pos_scores", "pos_fit", "richness_prior", "sense_only"]
+def kind(pos: str | None) -> str:
+    """The part of speech as :func:`pos_fit` compares them: noun, verb, adjective or other."""
+    return _kind(pos)
+
+
+__all__ = ["KINDS", "hebrew_pos_scores", "kind", "pos_fit", "richness_prior", "sense_only"]

@@ -45,6 +45,7 @@ from typing import cast
 
 import numpy as np
 
+from kg_rag.annotate.candidates import lemma_readings
 from kg_rag.model import Agent, Candidate, Selection, SelectionRequest
 from kg_rag.pipeline.evidence_index import evidence_index
 from kg_rag.senses.baselines import sense_order, unresolved
@@ -63,7 +64,7 @@ from kg_rag.senses.knowledge.prior import (
 )
 from kg_rag.store import Store
 from kg_rag.text.analyse import gloss_words as words
-from kg_rag.text.normalise import match_key
+from kg_rag.text.normalise import base_language, match_key
 
 log = logging.getLogger(__name__)
 
@@ -156,6 +157,7 @@ class KnowledgeSelector:
         self.agent = Agent(name="knowledge", version=self.config.version())
         self._kb: KnowledgeBase | None = None
         self._signatures: OrderedDict[str, dict[str, float]] = OrderedDict()
+        self._elsewhere: OrderedDict[tuple[str, str, frozenset[str]], dict[str, int]] = OrderedDict()
 
     @property
     def kb(self) -> KnowledgeBase:
@@ -261,7 +263,8 @@ class KnowledgeSelector:
                 out.append(Components(
                     ranks=_ranks(cands), nodes=p.nodes, ppr=[0.0] * len(cands), lesk=self._lesk(kb, p),
                     en_prior=dictionary.richness_prior(p.request.evidence),
-                    pos_fit=dictionary.pos_fit(p.request, cfg.pos_cues), dictionary=True))
+                    pos_fit=dictionary.pos_fit(p.request, cfg.pos_cues, self._kinds_elsewhere),
+                    dictionary=True))
                 continue
             ranks = _ranks(cands)
             out.append(Components(
@@ -276,6 +279,27 @@ class KnowledgeSelector:
                 pos_fit=pos_evidence(p.request, cfg.pos_cues),
                 has_seeds=bool(p.seeds)))
         return out
+
+    def _kinds_elsewhere(self, req: SelectionRequest) -> dict[str, int]:
+        """Parts of speech (:func:`dictionary.kind`) of the readings of the mention's written form
+        in the store's lexicons of its language, the candidates' own entries and senses left
+        out: what the other dictionaries and wordnets of the language say the bare form is.
+        Cached per form and candidate set."""
+        m = req.mention
+        own = frozenset(x for c in m.candidates for x in (c.entry, c.sense) if x)
+        key = (m.lang or "", match_key(m.text), own)
+        hit = self._elsewhere.get(key)
+        if hit is None:
+            hit = {}
+            if key[1]:
+                for r in lemma_readings(self.store, key[1], base_language(m.lang)):
+                    if r.entry not in own and r.sense not in own:
+                        k = dictionary.kind(r.pos)
+                        hit[k] = hit.get(k, 0) + 1
+            self._elsewhere[key] = hit
+            if len(self._elsewhere) > 50_000:
+                self._elsewhere.popitem(last=False)
+        return hit
 
     # --- signals -----------------------------------------------------------------------------
     def _seed_word(self, kb: KnowledgeBase, nodes_ranks: list[tuple[int, int]],
