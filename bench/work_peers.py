@@ -169,31 +169,17 @@ def embedq(store: str, concepts_file: str) -> dict[str, object]:
 def serveq(store: str, concepts_file: str, oxigraph: str) -> dict[str, object]:
     """The same query, the same VALUES, through our remote store (SPARQL protocol, JSON results
     parsed into the same rows) against ``oxigraph serve-read-only`` of the same folder."""
-    import socket
     import subprocess
-    import urllib.request
 
+    from bench.sec_service import _free_port, _wait_url
     from kg_rag.store import RemoteStore
 
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    proc = subprocess.Popen([oxigraph, "serve-read-only", "--location", store, "--bind", f"127.0.0.1:{port}"],
+    base = f"http://127.0.0.1:{_free_port()}"
+    bind = base.removeprefix("http://")
+    proc = subprocess.Popen([oxigraph, "serve-read-only", "--location", store, "--bind", bind],
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
-        base = f"http://127.0.0.1:{port}"
-        t0 = time.perf_counter()
-        while True:
-            if proc.poll() is not None:
-                raise SystemExit(f"oxigraph serve-read-only exited with {proc.returncode}")
-            try:
-                with urllib.request.urlopen(f"{base}/query?query=ASK%7B%7D", timeout=2):
-                    break
-            except OSError:
-                if time.perf_counter() - t0 > 120:
-                    raise SystemExit("oxigraph serve-read-only did not answer within 120 s") from None
-                time.sleep(0.2)
+        _wait_url(f"{base}/query?query=ASK%7B%7D", proc)
         st = RemoteStore(f"{base}/query", read_only=True, timeout=600)
         lat, rows = _timed(st, concepts_file)
     finally:
