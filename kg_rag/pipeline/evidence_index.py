@@ -39,6 +39,7 @@ import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pyoxigraph
 
@@ -86,16 +87,18 @@ class _Table:
         return json.loads(row[0]) if row is not None else None
 
     def get_many(self, keys: Sequence[str]) -> dict[str, object]:
-        out: dict[str, object] = {}
         with self._lock:
-            db = self._conn()
-            for i in range(0, len(keys), _CHUNK):
-                chunk = keys[i : i + _CHUNK]
-                # only the number of placeholders is formatted in: the keys are bound
-                q = _MANY.format(",".join("?" * len(chunk)))
-                for k, rec in db.execute(q, tuple(chunk)):
-                    out[k] = json.loads(rec)
-        return out
+            return {k: json.loads(rec) for k, rec in rows_in(self._conn(), _MANY, keys)}
+
+
+def rows_in(db: sqlite3.Connection, sql: str, keys: Sequence[str],
+            chunk: int = _CHUNK) -> Iterator[tuple[Any, ...]]:
+    """The rows of ``sql`` — whose ``IN ({})`` takes the keys — for all of ``keys``, ``chunk``
+    at a time (SQLite's bound-parameter limit). Only the number of placeholders is formatted
+    into the text: the keys themselves are bound."""
+    for i in range(0, len(keys), chunk):
+        part = tuple(keys[i : i + chunk])
+        yield from db.execute(sql.format(",".join("?" * len(part))), part)
 
 
 def _open_ro(path: Path) -> sqlite3.Connection:
@@ -363,4 +366,5 @@ def prepare(store: Store, lemmas: bool = True) -> None:
 
 
 __all__ = ["EVIDENCE_INDEX", "FORMAT", "LEMMA_FIELDS", "LEMMA_INDEX", "SMALL_KEYS",
-           "EvidenceIndex", "LemmaIndex", "evidence_index", "is_small", "lemma_index", "lemma_key", "prepare", "worth_building"]
+           "EvidenceIndex", "LemmaIndex", "evidence_index", "is_small", "lemma_index", "lemma_key", "prepare", "rows_in",
+           "worth_building"]

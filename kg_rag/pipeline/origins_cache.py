@@ -28,15 +28,13 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from kg_rag.derived import Derived, Slot
-from kg_rag.pipeline.evidence_index import is_small
+from kg_rag.pipeline.evidence_index import is_small, rows_in
 from kg_rag.store import Store
 
 log = logging.getLogger(__name__)
 
 #: bumped when the table changes
 FORMAT = "origins-1"
-#: IRIs per ``IN (…)`` of one lookup
-_CHUNK = 500
 _CREATE = ("CREATE TABLE IF NOT EXISTS origins "
            "(iri TEXT PRIMARY KEY, g TEXT, scheme TEXT) WITHOUT ROWID")
 _MANY = "SELECT iri, g, scheme FROM origins WHERE iri IN ({})"
@@ -83,11 +81,8 @@ class OriginsCache:
             if db is None:
                 return out
             try:
-                for i in range(0, len(iris), _CHUNK):
-                    chunk = tuple(iris[i : i + _CHUNK])
-                    # only the number of placeholders is formatted in: the IRIs are bound
-                    for iri, g, scheme in db.execute(_MANY.format(",".join("?" * len(chunk))), chunk):
-                        out[iri] = (g, scheme)
+                for iri, g, scheme in rows_in(db, _MANY, iris):
+                    out[iri] = (g, scheme)
             except sqlite3.Error as e:   # said once: the store is asked from now on
                 log.warning("could not read the candidate origins in %s (%s)", self.path, e)
                 self._broken = True
