@@ -408,7 +408,7 @@ def evaluate_retrieval(kg: KnowledgeGraph, folder: str | Path, modes: Sequence[W
             kg.forget_questions(iris=asked - had)
     rep.vs_none = compare_to_none(values, k)
     rep.by_lang = _slices(values, {q.id: q.lang or "und" for q in data.queries}, failed, k)
-    doc_of = {q.id: document_of(q.id, q.lang) for q in data.queries}
-    if None not in doc_of.values() and len(set(doc_of.values())) > 1 and "none" in values:
-        rep.by_document = _slices(values, doc_of, failed, k)  # type: ignore[arg-type]
+    doc_of = {q.id: d for q in data.queries if (d := document_of(q.id, q.lang)) is not None}
+    if len(doc_of) == len(data.queries) and len(set(doc_of.values())) > 1 and "none" in values:
+        rep.by_document = _slices(values, doc_of, failed, k)
     return rep
