@@ -20,6 +20,8 @@ module              public names
                     folder (``CachedDictionaryFactory``, ``SortedDictionary``)
 :mod:`.gloss_cache`  the gloss words already lemmatised, kept under the cache folder between
                     processes: ``opened``, ``GlossCache``, ``cache_path``, ``digest``, ``MISSING``
+:mod:`.blobfile`    ``read_parts``, ``write_parts``: the file layout of the two above;
+                   ``Entries``: a sorted NUL-separated part read without an object per entry
 :mod:`.hebrew`      ``PREFIXES``, ``prefix_splits``, ``suffix_guesses``, ``final_form``,
                     ``is_hebrew_word``, ``MIN_STEM``
 :mod:`.hebrew_affixes`  ``split_affixes`` (where a known lemma sits in a word: prefix, stem,

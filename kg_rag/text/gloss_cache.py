@@ -7,8 +7,8 @@ indexes a corpus lemmatises tens of thousands of distinct gloss tokens (~25 µs 
 simplemma), and the next process does it again: ~10 % of ``kg-rag index`` (bench/ANALYSIS.md).
 
 This module keeps those answers in one file of ``Settings.cache_dir``: (language, token) → lemma,
-or nothing, sorted and NUL-separated like the lemmatiser's dictionaries (:mod:`.lemmatiser`),
-read whole on first use (~20 ms for 100,000 tokens) and looked up by bisection. A process adds
+or nothing, sorted and NUL-separated like the lemmatiser's dictionaries (:mod:`.blobfile`),
+read whole on first use and looked up by bisection. A process adds
 what it lemmatised anew and, when that is at least :data:`MIN_NEW` tokens, writes the merged
 table back when it exits (atomically; two processes writing at once lose one's additions, which
 the next run lemmatises again). Short processes (one ``ask``) read it and write nothing.
@@ -26,7 +26,6 @@ import atexit
 import hashlib
 import logging
 import os
-import tempfile
 import threading
 from bisect import bisect_left
 from collections.abc import Callable
@@ -34,6 +33,7 @@ from functools import cache
 from pathlib import Path
 
 from kg_rag.resources import code_digest
+from kg_rag.text.blobfile import SEP, read_parts, write_parts
 
 log = logging.getLogger(__name__)
 
@@ -42,7 +42,7 @@ FORMAT = 1
 #: the fewest new tokens worth writing the table back for
 MIN_NEW = 1_000
 _MAGIC = b"kg-rag-gloss-words"
-_SEP = b"\0"
+_WHAT = "gloss word cache"
 _KEY_SEP = "\x1f"
 #: a stored "no lemma" (a gloss word's lemma has two letters or more, never this)
 _NONE = b""
@@ -74,6 +74,9 @@ class GlossCache:
 
     def __init__(self, path: Path) -> None:
         self.path = path
+        # split into objects, unlike the lemmatiser's dictionaries (:class:`.blobfile.Entries`):
+        # the table is small (~100,000 keys, 10 ms to split) and a process looks up tens of
+        # thousands of them, where a tuple's bisection is 15× faster than slicing the blob
         self._keys: tuple[bytes, ...] = ()
         self._values: tuple[bytes, ...] = ()
         self.new: dict[str, str | None] = {}
@@ -101,25 +104,14 @@ class GlossCache:
             self.new[lang + _KEY_SEP + token] = value
 
     def _read(self) -> None:
-        try:
-            with open(self.path, "rb") as f:
-                head = f.readline().split()
-                if len(head) != 3 or head[0] != _MAGIC or not all(h.isdigit() for h in head[1:]):
-                    log.warning("ignoring the gloss word cache %s: not one this version wrote", self.path)
-                    return
-                sizes = [int(h) for h in head[1:]]
-                parts = [f.read(n) for n in sizes]
-                whole = [len(b) for b in parts] == sizes and not f.read(1)
-        except FileNotFoundError:
-            return
-        except OSError as e:
-            log.warning("ignoring the unreadable gloss word cache %s (%s)", self.path, e)
+        parts = read_parts(self.path, _MAGIC, 2, _WHAT)
+        if parts is None:
             return
         # (unsorted keys cannot give a wrong answer: a lookup compares the key it lands on)
-        keys = parts[0].split(_SEP) if whole and parts[0] else []
-        values = parts[1].split(_SEP) if keys else []
-        if not whole or len(keys) != len(values) or (not keys and parts[1]):
-            log.warning("ignoring the damaged gloss word cache %s", self.path)
+        keys = parts[0].split(SEP) if parts[0] else []
+        values = parts[1].split(SEP) if keys else []
+        if len(keys) != len(values) or (not keys and parts[1]):
+            log.warning("ignoring the damaged %s %s", _WHAT, self.path)
             return
         self._keys, self._values = tuple(keys), tuple(values)
 
@@ -133,26 +125,12 @@ class GlossCache:
             merged = dict(zip(self._keys, self._values, strict=True))
             for k, v in self.new.items():
                 kb = k.encode()
-                if _SEP in kb or (v is not None and "\0" in v):
+                if SEP in kb or (v is not None and "\0" in v):
                     continue
                 merged[kb] = _NONE if v is None else v.encode()
             keys = sorted(merged)
             values = [merged[k] for k in keys]
-            body = [_SEP.join(keys), _SEP.join(values)]
-            try:
-                self.path.parent.mkdir(parents=True, exist_ok=True)
-                fd, tmp = tempfile.mkstemp(prefix=".gloss-words-", dir=self.path.parent)
-                try:
-                    with os.fdopen(fd, "wb") as f:
-                        f.write(_MAGIC + b" " + b" ".join(str(len(b)).encode() for b in body) + b"\n")
-                        for b in body:
-                            f.write(b)
-                    os.replace(tmp, self.path)
-                except BaseException:
-                    Path(tmp).unlink(missing_ok=True)
-                    raise
-            except OSError as e:
-                log.warning("could not write the gloss word cache %s: %s", self.path, e)
+            if not write_parts(self.path, _MAGIC, [SEP.join(keys), SEP.join(values)], _WHAT):
                 return False
             self._keys, self._values, self.new = tuple(keys), tuple(values), {}
             return True

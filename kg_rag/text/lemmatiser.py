@@ -17,7 +17,6 @@ size) over these dictionaries.
 from __future__ import annotations
 
 import logging
-import os
 import sys
 from array import array
 from collections.abc import Iterator, Mapping
@@ -34,63 +33,38 @@ from simplemma.strategies.dictionaries.dictionary_factory import (
     _load_dictionary_from_disk,
 )
 
+from kg_rag.text.blobfile import SEP, Entries, read_parts, write_parts
+
 log = logging.getLogger(__name__)
 
 #: bumped when the file layout changes
 CACHE_FORMAT = 1
-_SEP = b"\0"
-#: the file's first line: this, then the byte lengths of its three parts
+#: the file's first line: this, then the byte lengths of its three parts (:mod:`.blobfile`)
 _MAGIC = b"kg-rag-simplemma-dictionary"
+_WHAT = "lemma dictionary cache"
 
 
 class SortedDictionary(DecodedStrMapping):
     """A simplemma dictionary as its sorted keys, its distinct values and each key's value
-    number, looked up by bisection. The keys and the values stay the NUL-separated blobs of the
-    file, with the start of each entry found by one vectorised scan: reading a dictionary makes
-    no object per entry (splitting Spanish's 824,000 keys into ``bytes`` took 0.06–0.6 s a
-    process, the most inside a busy indexing process), and a lookup slices the one key it
-    compares (~20 for the largest dictionary)."""
+    number, looked up by bisection. The keys and the values stay the blobs of the file
+    (:class:`~kg_rag.text.blobfile.Entries`): reading a dictionary makes no object per entry
+    (splitting Spanish's 824,000 keys into ``bytes`` took 0.06–0.6 s a process, the most inside
+    a busy indexing process)."""
 
-    __slots__ = ("_keys", "_key_at", "_lemmas", "_lemma_at", "_which")
+    __slots__ = ("_keys", "_lemmas", "_which")
 
     def __init__(self, keys: bytes, lemmas: bytes, which: array[int]) -> None:
-        self._keys, self._key_at = keys, _starts(keys)
-        self._lemmas, self._lemma_at = lemmas, _starts(lemmas)
-        self._which = which
-
-    def _key(self, i: int) -> bytes:
-        return self._keys[self._key_at[i]:self._key_at[i + 1] - 1]
+        self._keys, self._lemmas, self._which = Entries(keys), Entries(lemmas), which
 
     def _lookup(self, key: str) -> str | None:
-        k = key.encode()
-        lo, hi = 0, len(self._key_at) - 1
-        while lo < hi:
-            mid = (lo + hi) >> 1
-            if self._key(mid) < k:
-                lo = mid + 1
-            else:
-                hi = mid
-        if lo < len(self._key_at) - 1 and self._key(lo) == k:
-            n = self._which[lo]
-            return self._lemmas[self._lemma_at[n]:self._lemma_at[n + 1] - 1].decode()
-        return None
+        i = self._keys.find(key.encode())
+        return None if i is None else self._lemmas[self._which[i]].decode()
 
     def __iter__(self) -> Iterator[str]:
-        return (self._key(i).decode() for i in range(len(self)))
+        return (k.decode() for k in self._keys)
 
     def __len__(self) -> int:
-        return len(self._key_at) - 1
-
-
-def _starts(blob: bytes) -> array[int]:
-    """Where each NUL-separated entry of ``blob`` starts, and one past the end (as if a NUL
-    ended the last): entry ``i`` is ``blob[at[i]:at[i + 1] - 1]``."""
-    nul = np.flatnonzero(np.frombuffer(blob, dtype=np.uint8) == 0)
-    at = np.empty(len(nul) + 2, dtype=np.uint32)
-    at[0], at[1:-1], at[-1] = 0, nul + 1, len(blob) + 1
-    out = array("I")   # (an array's items index faster from Python than a numpy array's)
-    out.frombytes(at.tobytes())
-    return out
+        return len(self._keys)
 
 
 def cache_path(lang: str, cache_dir: str | Path | None = None) -> Path:
@@ -104,32 +78,20 @@ def cache_path(lang: str, cache_dir: str | Path | None = None) -> Path:
 
 def read_cached(path: Path) -> SortedDictionary | None:
     """The dictionary kept at ``path``; None when there is none or it cannot be read whole."""
-    if not path.is_file():
+    parts = read_parts(path, _MAGIC, 3, _WHAT)   # keys, distinct values, value numbers
+    if parts is None:
         return None
-    try:
-        with open(path, "rb") as f:
-            head = f.readline().split()
-            if len(head) != 4 or head[0] != _MAGIC or not all(h.isdigit() for h in head[1:]):
-                log.warning("ignoring the lemma dictionary cache %s: not one this version wrote", path)
-                return None
-            sizes = [int(h) for h in head[1:]]
-            parts = [f.read(n) for n in sizes]    # keys, distinct values, value numbers
-            whole = [len(b) for b in parts] == sizes and not f.read(1)
-    except OSError as e:
-        log.warning("ignoring the unreadable lemma dictionary cache %s (%s)", path, e)
-        return None
+    which = array("I")
+    whole = which.itemsize == 4 and len(parts[2]) % 4 == 0
     if whole:
-        kept = SortedDictionary(parts[0], parts[1], array("I"))
-        which = kept._which
-        whole = which.itemsize == 4 and len(parts[2]) % 4 == 0
-        if whole:
-            which.frombytes(parts[2])
-            if sys.byteorder == "big":   # written little-endian
-                which.byteswap()
-            whole = len(which) == len(kept) and (
-                not which or int(np.frombuffer(parts[2], dtype="<u4").max()) < len(kept._lemma_at) - 1)
+        kept = SortedDictionary(parts[0], parts[1], which)
+        which.frombytes(parts[2])
+        if sys.byteorder == "big":   # written little-endian
+            which.byteswap()
+        whole = len(which) == len(kept) and (
+            not which or int(np.frombuffer(parts[2], dtype="<u4").max()) < len(kept._lemmas))
     if not whole:
-        log.warning("ignoring the truncated lemma dictionary cache %s", path)
+        log.warning("ignoring the truncated %s %s", _WHAT, path)
         return None
     return kept
 
@@ -144,21 +106,9 @@ def write_cached(path: Path, decoded: dict[bytes, bytes]) -> bool:
     numbers: dict[bytes, int] = {}
     which = np.fromiter((numbers.setdefault(v, len(numbers)) for v in decoded.values()),
                         dtype="<u4", count=len(keys))
-    if any(_SEP in k for k in keys) or any(_SEP in v for v in numbers):
+    if any(SEP in k for k in keys) or any(SEP in v for v in numbers):
         return False
-    parts = [_SEP.join(keys), _SEP.join(numbers), which.tobytes()]
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(f".{os.getpid()}.tmp")  # one per writer: processes may race
-        with open(tmp, "wb") as f:
-            f.write(b" ".join([_MAGIC, *(b"%d" % len(b) for b in parts)]) + b"\n")
-            for b in parts:
-                f.write(b)
-        os.replace(tmp, path)
-    except OSError as e:
-        log.warning("could not write the lemma dictionary cache %s: %s", path, e)
-        return False
-    return True
+    return write_parts(path, _MAGIC, [SEP.join(keys), SEP.join(numbers), which.tobytes()], _WHAT)
 
 
 class CachedDictionaryFactory(CachingDictionaryFactory):
