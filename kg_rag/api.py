@@ -87,6 +87,10 @@ class KnowledgeGraph:
         self._generation = -1
         #: the ranking's parameters (``ask(expansion=…)`` replaces its expansion weights)
         self.retrieval = RetrievalConfig()
+        if not store.read_only:   # this process's writes keep the ranking's posting index current
+            from kg_rag.pipeline import posting_index
+
+            posting_index.follow(store)
 
     @classmethod
     def open(cls, path: str | None = None, endpoint: str | None = None,
@@ -261,12 +265,13 @@ class KnowledgeGraph:
         if mode is WsdMode.NONE:
             mode = WsdMode.KNOWLEDGE  # documents are always decided; none applies to matching
         self.derived.refresh()   # another process may have loaded a vocabulary (remote store)
-        from kg_rag.pipeline import postings
+        from kg_rag.pipeline import posting_index, postings
         from kg_rag.pipeline.evidence_index import prepare, worth_building
 
         if worth_building(self.store, sum(len(d.text) for d in docs)):
             prepare(self.store)   # the lemma and evidence indexes: a long run pays them back
         with self.write_lock:
+            posting_index.prepare(self.store)   # current now, the run's writes keep it so
             if workers > 1 and len(docs) > 1:
                 from kg_rag.pipeline.parallel import index_parallel
 

@@ -46,6 +46,7 @@ from kg_rag.derived import Derived, Slot, Table
 from kg_rag.errors import StoreError
 from kg_rag.model import Mention, Selection
 from kg_rag.namespaces import KGR, XSD
+from kg_rag.pipeline import posting_index
 from kg_rag.pipeline.record import CANDIDATE, annotation_iri, decision_of, sha256
 from kg_rag.store import Change, Store, Values
 
@@ -237,16 +238,22 @@ def read(store: Store, concepts: Sequence[str]) -> dict[str, dict[str, Posting]]
     out: dict[str, dict[str, Posting]] = defaultdict(dict)
     if not concepts:
         return out
-    rows = store.select("select-document-postings",
-                        values=Values.column("concept", [NamedNode(c) for c in concepts]))
-    for r in rows:
-        d, c = r["doc"].value, r["concept"].value
+    rows = posting_index.rows(store, concepts)
+    if rows is None:   # the index is not current: the store's own postings
+        rank = {c: i for i, c in enumerate(concepts)}
+        # in the order of ``concepts``, as the index gives them: a document's concepts in one
+        # order whichever answers, so its score is summed in one order too
+        rows = iter(sorted(((r["doc"].value, r["concept"].value, int(r["labels"].value),
+                             float(r["agreement"].value), float(r["meaning"].value))
+                            for r in store.select("select-document-postings", values=Values.column(
+                                "concept", [NamedNode(c) for c in concepts]))),
+                           key=lambda t: rank[t[1]]))
+    for d, c, labels, agreement, meaning in rows:
         p = out[d].get(c)
         if p is None:
-            out[d][c] = Posting(int(r["labels"].value), float(r["agreement"].value),
-                                1.0 - float(r["meaning"].value))
+            out[d][c] = Posting(labels, agreement, 1.0 - meaning)
         else:
-            p.merge(int(r["labels"].value), float(r["agreement"].value), float(r["meaning"].value))
+            p.merge(labels, agreement, meaning)
     return out
 
 
@@ -267,8 +274,10 @@ def ensure(store: Store) -> None:
 def settle(store: Store) -> None:
     """After indexing (a writer): derive what is missing, then record once, in one triple of
     its own graph, that every document has its postings — so that later processes skip looking
-    at every document before they rank."""
+    at every document before they rank; and bring the posting index
+    (:mod:`.posting_index`) to the store's stamp."""
     _check(store, mark=True)
+    posting_index.refresh(store)
 
 
 #: where :func:`settle` records that every document has postings

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import sys
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Iterable, Mapping
-from contextlib import AbstractContextManager, nullcontext
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import dataclass, field
 from typing import Any, BinaryIO, Generic, Protocol, TypeVar
 
@@ -13,7 +13,7 @@ import pyoxigraph
 from pyoxigraph import NamedNode, Quad, Triple
 
 from kg_rag.errors import QueryError, StoreError
-from kg_rag.store import queries
+from kg_rag.store import queries, stamp
 from kg_rag.store.render import Term, Values, quads_block, term
 
 Row = dict[str, Any]  # variable name → pyoxigraph term (unbound variables are absent)
@@ -68,6 +68,12 @@ def _quads(data: bytes) -> list[Quad]:
 
 T = TypeVar("T")
 T_co = TypeVar("T_co", covariant=True)
+
+
+class DocumentsFollower(Protocol):
+    """Told of every write of a document graph (:meth:`Store.follow_documents`)."""
+
+    def __call__(self, store: Store, before: str | None, after: str, change: Change | None) -> None: ...
 
 
 class EngineHandler(Protocol, Generic[T_co]):
@@ -158,7 +164,43 @@ class Store(ABC):
         return q
 
     # --- writes ----------------------------------------------------------------------------
+    #: :meth:`follow_documents`' followers (per store object)
+    _followers: tuple[DocumentsFollower, ...] = ()
+
+    def follow_documents(self, follower: DocumentsFollower) -> None:
+        """Call ``follower(store, stamp before, stamp after, change)`` after every write of a
+        document graph (:mod:`kg_rag.store.stamp`; ``change`` None for a user's update, whose
+        writes are not known). Once per follower; it runs under the write lock."""
+        if follower not in self._followers:
+            self._followers = (*self._followers, follower)
+
+    @contextmanager
+    def _documents_write(self, change: Change | None) -> Iterator[None]:
+        """Around a write that may touch document graphs: the stamp moved first, the followers
+        told after (not when the write fails: their data stays at a stamp the store no longer
+        has, so it is out of date, as it should be)."""
+        with self.write_lock:
+            before = stamp.read(self)
+            after = stamp.new_token()
+            self._apply(Change(drop_graphs=[stamp.GRAPH], insert=stamp.quads(after)))
+            yield
+            for follower in self._followers:
+                follower(self, before, after, change)
+
     def apply(self, change: Change) -> None:
+        """``change`` as one update (see :class:`Change`); one that touches a document graph
+        moves the documents stamp (:mod:`kg_rag.store.stamp`)."""
+        if not change:
+            return
+        self.check_writable()
+        if not stamp.touches_documents(change):
+            self._apply(change)
+            return
+        with self._documents_write(change):
+            self._apply(change)
+
+    def _apply(self, change: Change) -> None:
+        """The engine's part of :meth:`apply`."""
         if change:
             self.execute_update(change.render())
 
@@ -185,14 +227,29 @@ class Store(ABC):
         self.load_graph(graph, pyoxigraph.parse(stream, format=pyoxigraph.RdfFormat.N_TRIPLES))
 
     def drop_graph(self, graph: NamedNode) -> None:
-        self.apply(Change(drop_graphs=[graph]))
+        """Remove ``graph`` (a document's moves the documents stamp)."""
+        self.check_writable()
+        if not stamp.is_document(graph):
+            self._drop_graph(graph)
+            return
+        with self._documents_write(Change(drop_graphs=[graph])):
+            self._drop_graph(graph)
+
+    def _drop_graph(self, graph: NamedNode) -> None:
+        self._apply(Change(drop_graphs=[graph]))
 
     def user_update(self, text: str, base_iri: str | None = None) -> None:
         """Run a user's update (the service's ``/sparql`` updates, :meth:`KnowledgeGraph.update`),
         after :func:`check_user_update`; ``base_iri`` resolves its relative IRIs where the engine
-        supports it."""
+        supports it. It may write any graph: it moves the documents stamp, before and after."""
         self.check_writable()
         check_user_update(text)
+        with self._documents_write(None):
+            self._user_update(text, base_iri)
+        with self._documents_write(None):   # a follower that rebuilt meanwhile is out of date
+            pass
+
+    def _user_update(self, text: str, base_iri: str | None) -> None:
         self.execute_update(text)
 
     # --- engine-specific work -------------------------------------------------------------

@@ -54,7 +54,6 @@ from kg_rag.store.base import (
     _block,
     _merge,
     check_user_query,
-    check_user_update,
 )
 from kg_rag.store.prologue import syntax_message
 from kg_rag.store.render import Term, Values, check_quads
@@ -234,7 +233,7 @@ class EmbeddedStore(Store):
         return buf.getvalue(), media
 
     # --- writes ---------------------------------------------------------------------------
-    def apply(self, change: Change) -> None:
+    def _apply(self, change: Change) -> None:
         """``change`` in one transaction: its quads through the engine's ``extend`` when it only
         adds quads, else its update (see the module doc)."""
         if not change:
@@ -286,7 +285,7 @@ class EmbeddedStore(Store):
                 raise self._write_failed("the update (nothing was written)", e) from None
             raise
 
-    def drop_graph(self, graph: NamedNode) -> None:
+    def _drop_graph(self, graph: NamedNode) -> None:
         """Remove ``graph``; one of more than :data:`PART` quads in parts of :data:`PART`, each
         flushed, the last with the graph itself (a transaction's writes are held in memory: one
         for a long document's graph of millions of quads needed gigabytes). Not atomic then: a
@@ -321,9 +320,7 @@ class EmbeddedStore(Store):
                 raise self._write_failed("the update (nothing was written)", e) from None
             self._wrote()
 
-    def user_update(self, text: str, base_iri: str | None = None) -> None:
-        self.check_writable()
-        check_user_update(text)
+    def _user_update(self, text: str, base_iri: str | None) -> None:
         with self._write_section():
             try:
                 self._store.update(text, base_iri=base_iri)

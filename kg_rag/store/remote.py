@@ -257,7 +257,7 @@ class RemoteStore(Store):
     def _values_text(self, values: Values | None) -> str:
         return self.dialect.values_text(values)
 
-    def apply(self, change: Change) -> None:
+    def _apply(self, change: Change) -> None:
         if change:
             self.dialect.apply(self.execute_update, change)
 

@@ -328,7 +328,7 @@ def test_a_writable_service_sees_each_write_in_the_next_query(tmp_path: Path) ->
     app = create_app(KnowledgeGraph(store, cfg), cfg, warm=False)
     qp = app.state.sparql.executor
     assert isinstance(qp, QueryPool)
-    count = "SELECT (COUNT(*) AS ?n) WHERE { ?s ?p ?o }"
+    count = "SELECT (COUNT(*) AS ?n) WHERE { GRAPH <http://example.org/g> { ?s ?p ?o } }"
     with serve(app) as url, httpx.Client(base_url=url, timeout=30) as c:
         for n in range(6, 9):
             update = (f"INSERT DATA {{ GRAPH <http://example.org/g> "
@@ -338,7 +338,7 @@ def test_a_writable_service_sees_each_write_in_the_next_query(tmp_path: Path) ->
                                 "Authorization": f"Bearer {TOKEN}"})
             assert r.status_code == 204
             r = c.get("/sparql", params={"query": count})
-            assert r.json()["results"]["bindings"][0]["n"]["value"] == str(n)
+            assert r.json()["results"]["bindings"][0]["n"]["value"] == str(n), r.text
         assert qp.pooled + qp.forked == 3
     store.close()
 

@@ -17,7 +17,7 @@ from kg_rag.documents import read_documents
 from kg_rag.namespaces import XSD
 from kg_rag.pipeline.record import doc_iri
 from kg_rag.pipeline.shapes import validate
-from kg_rag.store import EmbeddedStore, RemoteStore, Store
+from kg_rag.store import EmbeddedStore, RemoteStore, Store, stamp
 from tests.support.oxigraph_server import oxigraph_binary, oxigraph_server
 from tests.support.paths import ROOT
 
@@ -44,6 +44,8 @@ def _graphs(store: Store) -> set[str]:
     rows = store.select("select-subjects-by-literal")
     out = set()
     for r in rows:
+        if r["g"] == stamp.GRAPH:   # a random token per store
+            continue
         o = r["o"]
         if isinstance(o, Literal) and o.datatype == XSD.dateTime:
             o = Literal("T", datatype=XSD.dateTime)
@@ -94,7 +96,8 @@ def test_the_embedded_first_write_sends_no_update_text(tmp_path: Path) -> None:
     real = store.execute_update
 
     def spy(text: str) -> None:
-        texts.append(text)
+        if stamp.GRAPH.value not in text:   # the documents stamp's move is an update of its own
+            texts.append(text)
         real(text)
 
     store.execute_update = spy  # type: ignore[method-assign]

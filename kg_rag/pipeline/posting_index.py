@@ -1,0 +1,481 @@
+"""The ranking's postings as arrays on disk, kept current with the store's document writes.
+
+Ranking reads, for every query concept, every document's posting of it (:mod:`.postings`).
+Through SPARQL that is ~30 µs a row — at 10,000 documents ~8,600 rows, a quarter of a second, a
+question (bench/ANALYSIS.md). This index holds the same postings as numpy arrays, sorted by
+concept, so a question reads a slice per concept.
+
+**What it holds.** Exactly the posting nodes of the store's document graphs, at one documents
+stamp (:mod:`kg_rag.store.stamp`): ``manifest.json`` names the stamp and the *segments*, each a
+folder of arrays (per entry: document, node, label count, agreement sum, meaning probability;
+sorted by concept) and the documents it *retires* — a document dropped or rewritten by the write
+the segment comes from, whose entries in earlier segments no longer count. Segments never
+change once written; the manifest is replaced whole (written aside, renamed), under a lock.
+
+**When it is used.** :func:`read` answers only when the manifest's stamp is the store's; else
+None, and the caller reads the postings through SPARQL as before — so the answers are the same
+either way, and an out-of-date index costs speed, never correctness.
+
+**How it is kept.** The store tells :func:`follow`'s follower of every write of a document graph
+(:meth:`~kg_rag.store.base.Store.follow_documents`): when the index was current at the stamp
+before the write, the write's posting quads become a new segment and the manifest moves to the
+new stamp; adjacent segments are merged when the newer is not much smaller (so a store keeps
+O(log n) segments). Anything else — a user's SPARQL update, a write by a process that did not
+follow, a failed write — leaves the index at an old stamp: :func:`refresh` (after indexing)
+rebuilds it from the store's postings, and until then ranking reads through SPARQL.
+
+In-memory stores keep no index (nothing to keep it beside).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import hashlib
+import json
+import logging
+import os
+import shutil
+import threading
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from kg_rag.derived import Derived
+from kg_rag.namespaces import KGR
+from kg_rag.store import Change, Store, Values, stamp
+
+log = logging.getLogger(__name__)
+
+#: the layout of the files; another layout is not read (and is rebuilt)
+FORMAT = 1
+#: a segment is merged into the one before it when that one has at most this many times its entries
+MERGE_RATIO = 4
+#: documents per query when the index is built from the store
+BATCH = 500
+
+_PREDICATES = {KGR.postingConcept.value: 0, KGR.labelCount.value: 1,
+               KGR.agreementSum.value: 2, KGR.meaningProbability.value: 3}
+_ARRAYS = ("doc", "node", "labels", "agreement", "meaning", "offsets")
+
+
+# --- one segment ---------------------------------------------------------------------------
+
+@dataclass(frozen=True, slots=True)
+class Entries:
+    """Postings as parallel arrays (one element per posting node)."""
+
+    concept: list[str]
+    doc: list[str]
+    node: list[int]
+    labels: list[int]
+    agreement: list[float]
+    meaning: list[float]
+
+
+class Segment:
+    """One segment, read from its folder (arrays memory-mapped)."""
+
+    def __init__(self, folder: Path) -> None:
+        self.name = folder.name
+        meta = json.loads((folder / "strings.json").read_text(encoding="utf-8"))
+        self.concepts: list[str] = meta["concepts"]
+        self.docs: list[str] = meta["docs"]
+        self.retires: list[str] = meta["retires"]
+        self.index = {c: i for i, c in enumerate(self.concepts)}
+        arrays = {k: np.load(folder / f"{k}.npy", mmap_mode="r") for k in _ARRAYS}
+        self.doc: np.ndarray = arrays["doc"]
+        self.node: np.ndarray = arrays["node"]
+        self.labels: np.ndarray = arrays["labels"]
+        self.agreement: np.ndarray = arrays["agreement"]
+        self.meaning: np.ndarray = arrays["meaning"]
+        self.offsets: np.ndarray = arrays["offsets"]
+
+    def __len__(self) -> int:
+        return len(self.doc)
+
+
+def _node_number(iri: str) -> int:
+    """A posting node's 64-bit number: the 16 hex digits its IRI ends with (``#k…``,
+    :func:`~kg_rag.pipeline.postings.node_quads`), else a hash of the IRI."""
+    tail = iri.rsplit("#k", 1)[-1]
+    if len(tail) == 16:
+        with contextlib.suppress(ValueError):
+            return int(tail, 16)
+    return int.from_bytes(hashlib.sha256(iri.encode("utf-8")).digest()[:8], "big")
+
+
+def _write_segment(folder: Path, entries: Entries, retires: Iterable[str]) -> None:
+    """A segment folder from ``entries`` (in any order; one per node and document) — written
+    aside and renamed, so a folder that exists is whole."""
+    docs = sorted(set(entries.doc))
+    doc_no = {d: i for i, d in enumerate(docs)}
+    concepts = sorted(set(entries.concept))
+    c_no = {c: i for i, c in enumerate(concepts)}
+    cnum = np.fromiter((c_no[c] for c in entries.concept), dtype=np.int64, count=len(entries.concept))
+    order = np.argsort(cnum, kind="stable")
+    arrays: dict[str, np.ndarray] = {
+        "doc": np.fromiter((doc_no[d] for d in entries.doc), dtype=np.uint32, count=len(entries.doc))[order],
+        "node": np.asarray(entries.node, dtype=np.uint64)[order],
+        "labels": np.asarray(entries.labels, dtype=np.int64)[order],
+        "agreement": np.asarray(entries.agreement, dtype=np.float64)[order],
+        "meaning": np.asarray(entries.meaning, dtype=np.float64)[order],
+        "offsets": np.searchsorted(cnum[order], np.arange(len(concepts) + 1)).astype(np.int64),
+    }
+    tmp = folder.with_name(folder.name + ".tmp")
+    shutil.rmtree(tmp, ignore_errors=True)
+    tmp.mkdir(parents=True)
+    for k, a in arrays.items():
+        np.save(tmp / f"{k}.npy", a)
+    (tmp / "strings.json").write_text(json.dumps(
+        {"concepts": concepts, "docs": docs, "retires": sorted(set(retires))}), encoding="utf-8")
+    os.replace(tmp, folder)
+
+
+def _entries_of(segments: Sequence[Segment]) -> Entries:
+    """The live entries of consecutive ``segments`` (those no later one of them retires), the
+    same node written twice counted once."""
+    out = Entries([], [], [], [], [], [])
+    retired_after: set[str] = set()
+    seen: set[tuple[str, int]] = set()
+    for seg in reversed(segments):
+        starts = seg.offsets
+        for ci, c in enumerate(seg.concepts):
+            for j in range(int(starts[ci]), int(starts[ci + 1])):
+                d = seg.docs[int(seg.doc[j])]
+                key = (d, int(seg.node[j]))
+                if d in retired_after or key in seen:
+                    continue
+                seen.add(key)
+                out.concept.append(c)
+                out.doc.append(d)
+                out.node.append(key[1])
+                out.labels.append(int(seg.labels[j]))
+                out.agreement.append(float(seg.agreement[j]))
+                out.meaning.append(float(seg.meaning[j]))
+        retired_after.update(seg.retires)
+    return out
+
+
+# --- the index of one store ----------------------------------------------------------------
+
+@dataclass(frozen=True, slots=True)
+class Manifest:
+    stamp: str | None
+    segments: tuple[str, ...]
+    next: int
+
+    def dump(self) -> str:
+        return json.dumps({"format": FORMAT, "stamp": self.stamp, "segments": list(self.segments),
+                           "next": self.next})
+
+
+class View:
+    """The segments of one manifest, ready to read: documents numbered across segments, and per
+    segment which entries a later segment retires."""
+
+    def __init__(self, folder: Path, manifest: Manifest, cache: dict[str, Segment]) -> None:
+        self.manifest = manifest
+        self.segments = [cache.get(n) or Segment(folder / n) for n in manifest.segments]
+        self.docs: list[str] = []
+        number: dict[str, int] = {}
+        self.doc_numbers: list[np.ndarray] = []
+        for seg in self.segments:
+            nums = []
+            for d in seg.docs:
+                n = number.get(d)
+                if n is None:
+                    n = number[d] = len(self.docs)
+                    self.docs.append(d)
+                nums.append(n)
+            self.doc_numbers.append(np.asarray(nums, dtype=np.int64))
+        # a segment's entries of documents that a later segment retires do not count
+        self.alive: list[np.ndarray | None] = []
+        retired: set[int] = set()
+        for seg, nums in zip(reversed(self.segments), reversed(self.doc_numbers), strict=True):
+            if retired:
+                gone = np.fromiter(retired, dtype=np.int64, count=len(retired))
+                local_dead = np.isin(nums, gone)
+                self.alive.append(None if not local_dead.any() else ~local_dead[seg.doc])
+            else:
+                self.alive.append(None)
+            retired.update(number[d] for d in seg.retires if d in number)
+        self.alive.reverse()
+
+    def postings(self, concept: str) -> tuple[np.ndarray, ...]:
+        """(document number, node, labels, agreement, meaning) of ``concept``'s live entries."""
+        parts: list[tuple[np.ndarray, ...]] = []
+        for seg, nums, alive in zip(self.segments, self.doc_numbers, self.alive, strict=True):
+            i = seg.index.get(concept)
+            if i is None:
+                continue
+            s, e = int(seg.offsets[i]), int(seg.offsets[i + 1])
+            cols: tuple[np.ndarray, ...] = (nums[seg.doc[s:e]], seg.node[s:e], seg.labels[s:e],
+                                            seg.agreement[s:e], seg.meaning[s:e])
+            if alive is not None:
+                keep = alive[s:e]
+                cols = tuple(c[keep] for c in cols)
+            parts.append(cols)
+        if not parts:
+            return (np.zeros(0, np.int64), np.zeros(0, np.uint64), np.zeros(0, np.int64),
+                    np.zeros(0), np.zeros(0))
+        if len(parts) == 1:
+            return parts[0]
+        cols = tuple(np.concatenate([p[k] for p in parts]) for k in range(5))
+        # the same node written twice (a write repeated without a drop) counts once, as in the store
+        key = np.stack([cols[0].astype(np.uint64), cols[1]], axis=1)
+        _, first = np.unique(key, axis=0, return_index=True)
+        if len(first) < len(cols[0]):
+            first.sort()
+            cols = tuple(c[first] for c in cols)
+        return cols
+
+
+class Index:
+    """The posting index of one (on-disk or remote) store, in the registry's cache folder."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+        self._lock = threading.Lock()
+        self._segments: dict[str, Segment] = {}
+        self._view: View | None = None
+
+    # -- the manifest ------------------------------------------------------------------------
+    @contextlib.contextmanager
+    def locked(self) -> Iterator[None]:
+        """Between processes (a file lock) and threads."""
+        self.folder.mkdir(parents=True, exist_ok=True)
+        with self._lock, open(self.folder / "lock", "a+b") as f:
+            fcntl.flock(f, fcntl.LOCK_EX)
+            try:
+                yield
+            finally:
+                fcntl.flock(f, fcntl.LOCK_UN)
+
+    def manifest(self) -> Manifest | None:
+        try:
+            data = json.loads((self.folder / "manifest.json").read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return None
+        if data.get("format") != FORMAT:
+            return None
+        return Manifest(data["stamp"], tuple(data["segments"]), int(data["next"]))
+
+    def _save(self, m: Manifest) -> None:
+        tmp = self.folder / "manifest.json.tmp"
+        tmp.write_text(m.dump(), encoding="utf-8")
+        os.replace(tmp, self.folder / "manifest.json")
+        self._sweep(m)
+
+    def _sweep(self, m: Manifest) -> None:
+        """Remove segment folders no manifest names any more (a reader that still maps one keeps
+        its files open until it lets them go)."""
+        keep = set(m.segments)
+        for p in self.folder.iterdir():
+            if p.is_dir() and p.name not in keep:
+                shutil.rmtree(p, ignore_errors=True)
+
+    def view(self, current: str | None) -> View | None:
+        """The index as of stamp ``current``, or None when it is not at that stamp."""
+        if current is None:
+            return None
+        m = self.manifest()
+        if m is None or m.stamp != current:
+            return None
+        view = self._view
+        if view is None or view.manifest != m:
+            try:
+                view = View(self.folder, m, self._segments)
+            except (OSError, ValueError, KeyError) as e:   # a segment swept by a newer manifest
+                log.debug("posting index not readable now: %s", e)
+                return None
+            self._segments = {s.name: s for s in view.segments}
+            self._view = view
+        return view
+
+    # -- writes ------------------------------------------------------------------------------
+    def append(self, before: str | None, after: str, change: Change | None) -> None:
+        """The follower's work: ``change`` as a segment, when the index was at ``before``."""
+        with self.locked():
+            m = self.manifest()
+            if m is None or before is None or m.stamp != before or change is None:
+                return
+            entries, retires = _from_change(change)
+            segments = list(m.segments)
+            nxt = m.next
+            if entries.doc or retires:
+                name = f"s{nxt:08d}"
+                nxt += 1
+                _write_segment(self.folder / name, entries, retires)
+                segments.append(name)
+                segments, nxt = self._merged(segments, nxt)
+            self._save(Manifest(after, tuple(segments), nxt))
+
+    def _merged(self, names: list[str], nxt: int) -> tuple[list[str], int]:
+        """Merge the newest segment into the one before while that one is not much larger."""
+        sizes = {n: len(self._segment(n)) for n in names[-2:]}
+        while len(names) >= 2:
+            a, b = names[-2], names[-1]
+            la = sizes.get(a)
+            if la is None:
+                la = sizes[a] = len(self._segment(a))
+            if la > MERGE_RATIO * max(1, sizes[b]):
+                break
+            segs = [self._segment(a), self._segment(b)]
+            # the first segment's retirements still hold for the segments before it
+            retires = set(segs[0].retires) | set(segs[1].retires)
+            if len(names) == 2:
+                retires = set()   # nothing before them to retire
+            name = f"s{nxt:08d}"
+            nxt += 1
+            entries = _entries_of(segs)
+            _write_segment(self.folder / name, entries, retires)
+            names[-2:] = [name]
+            sizes[name] = len(entries.doc)
+        return names, nxt
+
+    def _segment(self, name: str) -> Segment:
+        seg = self._segments.get(name)
+        if seg is None:
+            seg = self._segments[name] = Segment(self.folder / name)
+        return seg
+
+    def reset(self, at: str, entries: Entries) -> None:
+        """Replace the whole index by one segment of ``entries``, at stamp ``at``."""
+        with self.locked():
+            m = self.manifest()
+            nxt = m.next if m is not None else 0
+            name = f"s{nxt:08d}"
+            _write_segment(self.folder / name, entries, ())
+            self._save(Manifest(at, (name,), nxt + 1))
+
+
+def _from_change(change: Change) -> tuple[Entries, set[str]]:
+    """A write's postings: the posting nodes it inserts, and the documents whose earlier
+    postings it removes (graphs dropped; posting quads deleted)."""
+    retires = {g.value for g in change.drop_graphs if stamp.is_document(g)}
+    for q in change.delete:
+        if q.predicate.value in _PREDICATES and stamp.is_document(q.graph_name):
+            retires.add(q.graph_name.value)  # type: ignore[union-attr]
+    nodes: dict[tuple[str, str], list[object]] = {}
+    for q in change.insert:
+        k = _PREDICATES.get(q.predicate.value)
+        if k is None or not stamp.is_document(q.graph_name):
+            continue
+        slot = nodes.setdefault((q.graph_name.value, q.subject.value), [None] * 4)  # type: ignore[union-attr]
+        slot[k] = q.object.value  # type: ignore[union-attr]
+    out = Entries([], [], [], [], [], [])
+    for (doc, node), (c, labels, agreement, meaning) in nodes.items():
+        if c is None or labels is None or agreement is None or meaning is None:
+            continue   # not a whole posting node: the store's reader would not see it either
+        out.concept.append(str(c))
+        out.doc.append(doc)
+        out.node.append(_node_number(node))
+        out.labels.append(int(str(labels)))
+        out.agreement.append(float(str(agreement)))
+        out.meaning.append(float(str(meaning)))
+    return out, retires
+
+
+# --- the module's interface ----------------------------------------------------------------
+
+_INDEXES: dict[str, Index] = {}
+_INDEXES_LOCK = threading.Lock()
+
+
+def index_of(store: Store) -> Index | None:
+    """The store's posting index (None for an in-memory store)."""
+    if store.location in ("", ":memory:"):
+        return None
+    folder = Derived.of(store).cache_dir / "postings" / (
+        f"{FORMAT}-" + hashlib.sha256(f"{store.kind}\x1f{store.location}".encode()).hexdigest()[:20])
+    key = str(folder)
+    with _INDEXES_LOCK:
+        idx = _INDEXES.get(key)
+        if idx is None:
+            idx = _INDEXES[key] = Index(folder)
+        return idx
+
+
+def _follower(store: Store, before: str | None, after: str, change: Change | None) -> None:
+    idx = index_of(store)
+    if idx is None:
+        return
+    try:
+        idx.append(before, after, change)
+    except OSError as e:   # the index only falls behind: ranking reads through SPARQL
+        log.warning("could not keep the ranking's posting index current (%s); ranking reads "
+                    "the store until the next index run rebuilds it", e)
+
+
+def follow(store: Store) -> None:
+    """Keep the store's posting index current with this process's writes."""
+    if index_of(store) is not None:
+        store.follow_documents(_follower)
+
+
+def rows(store: Store, concepts: Sequence[str]) -> Iterator[tuple[str, str, int, float, float]] | None:
+    """(document IRI, concept, labels, agreement, meaning) of every posting node of
+    ``concepts``, as ``select-document-postings`` gives them — when the index is at the store's
+    stamp; None when it is not (read the store instead)."""
+    idx = index_of(store)
+    if idx is None:
+        return None
+    view = idx.view(stamp.read(store))
+    if view is None:
+        return None
+    return _rows(view, concepts)
+
+
+def _rows(view: View, concepts: Sequence[str]) -> Iterator[tuple[str, str, int, float, float]]:
+    docs = view.docs
+    for c in concepts:
+        dnum, _, labels, agreement, meaning = view.postings(c)
+        for d, lab, agr, mea in zip(dnum.tolist(), labels.tolist(), agreement.tolist(),
+                                    meaning.tolist(), strict=True):
+            yield docs[d], c, lab, agr, mea
+
+
+def refresh(store: Store) -> bool:
+    """Rebuild the index from the store's postings unless it is current (after indexing, by the
+    writer; logs what it does). Returns whether the index is current now."""
+    idx = index_of(store)
+    if idx is None or store.read_only:
+        return False
+    follow(store)
+    with store.write_lock:
+        now = stamp.read(store)
+        if now is None:   # no stamp yet (nothing written since kg-rag kept one): set one
+            store.apply(Change(drop_graphs=[stamp.GRAPH], insert=stamp.quads(stamp.new_token())))
+            now = stamp.read(store)
+        if idx.view(now) is not None:
+            return True
+        docs = [r["doc"] for r in store.select("select-documents")]
+        if len(docs) >= BATCH:
+            log.info("building the ranking's posting index for %d documents", len(docs))
+        entries = Entries([], [], [], [], [], [])
+        for i in range(0, len(docs), BATCH):
+            rows = store.select("select-postings-of-documents",
+                                values=Values.column("doc", docs[i:i + BATCH]))
+            for r in rows:
+                entries.concept.append(r["concept"].value)
+                entries.doc.append(r["doc"].value)
+                entries.node.append(_node_number(r["p"].value))
+                entries.labels.append(int(r["labels"].value))
+                entries.agreement.append(float(r["agreement"].value))
+                entries.meaning.append(float(r["meaning"].value))
+        if stamp.read(store) != now or now is None:
+            return False   # written meanwhile (a remote store): the next refresh tries again
+        idx.reset(now, entries)
+        return True
+
+
+def prepare(store: Store) -> None:
+    """Before a writer's first write: follow the store, and bring the index to the current
+    stamp (while the store is smallest: the writes that follow keep it there)."""
+    refresh(store)
+
+
+__all__ = ["FORMAT", "Index", "follow", "index_of", "prepare", "refresh", "rows"]

@@ -1,0 +1,172 @@
+"""The ranking's posting index (kg_rag.pipeline.posting_index): when it answers, it answers what
+the store's postings say; every write of a document graph either keeps it current or leaves it
+out of date (never current and wrong); ranking gives the same answers either way."""
+
+from __future__ import annotations
+
+import gc
+import shutil
+from pathlib import Path
+
+import pytest
+from pyoxigraph import Literal, NamedNode, Quad
+
+from kg_rag.api import KnowledgeGraph
+from kg_rag.cli.demo import build_demo
+from kg_rag.documents.readers import SourceDocument
+from kg_rag.errors import StoreError
+from kg_rag.pipeline import posting_index, postings
+from kg_rag.store import Change, EmbeddedStore, stamp
+
+QUESTIONS = [("הגבר קרא בקול עם הזריחה", "he"), ("הפירות העמיסו על הבדים", "he"),
+             ("Der Hahn tropft", "de"), ("river bank", "en"), ("Bank", None)]
+
+
+@pytest.fixture(scope="module")
+def demo(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("posting-index") / "store"
+    kg = KnowledgeGraph.open(path=str(path))
+    build_demo(kg)
+    kg.close()
+    return path
+
+
+def _open(demo: Path, tmp_path: Path) -> KnowledgeGraph:
+    return KnowledgeGraph.open(path=str(shutil.copytree(demo, tmp_path / "s")))
+
+
+def _concepts(kg: KnowledgeGraph) -> list[str]:
+    rows = kg.store.oxigraph.query(
+        "PREFIX kgr: <https://w3id.org/kg-rag/ns#> SELECT DISTINCT ?c WHERE { GRAPH ?d { ?p kgr:postingConcept ?c } }")
+    return sorted(r["c"].value for r in rows)
+
+
+def _through_store(kg: KnowledgeGraph, concepts: list[str]) -> dict[str, dict[str, tuple[int, float, float]]]:
+    real = posting_index.rows
+    posting_index.rows = lambda store, cs: None  # type: ignore[assignment]
+    try:
+        return _plain(postings.read(kg.store, concepts))
+    finally:
+        posting_index.rows = real  # type: ignore[assignment]
+
+
+def _plain(found: dict[str, dict[str, postings.Posting]]) -> dict[str, dict[str, tuple[int, float, float]]]:
+    return {d: {c: (p.labels, round(p.agreement, 12), round(p.miss, 12)) for c, p in v.items()}
+            for d, v in found.items()}
+
+
+def _current_and_same(kg: KnowledgeGraph) -> None:
+    """The index answers, and what it answers is what the store's postings say."""
+    concepts = _concepts(kg)
+    assert concepts
+    assert posting_index.rows(kg.store, concepts) is not None, "the index is out of date"
+    assert _plain(postings.read(kg.store, concepts)) == _through_store(kg, concepts)
+
+
+def _answers(kg: KnowledgeGraph) -> list[list[tuple[str, float, float]]]:
+    return [[(r.doc_id, r.score, r.relevance) for r in kg.ask(q, lang=lang, k=10, record_question=False).results]
+            for q, lang in QUESTIONS]
+
+
+def test_indexing_leaves_a_current_index_that_answers_what_the_store_says(demo: Path, tmp_path: Path) -> None:
+    kg = _open(demo, tmp_path)
+    # the copy is at another path: no index of its own yet, until a writer brings it up
+    assert posting_index.rows(kg.store, ["x"]) is None
+    through_store = _answers(kg)
+    assert posting_index.refresh(kg.store)
+    _current_and_same(kg)
+    assert _answers(kg) == through_store
+    kg.close()
+
+
+def test_every_write_of_a_document_keeps_it_current(demo: Path, tmp_path: Path) -> None:
+    kg = _open(demo, tmp_path)
+    assert posting_index.refresh(kg.store)
+    idx = posting_index.index_of(kg.store)
+    assert idx is not None
+    first = kg.documents()[0]["id"]
+    # a new document, one indexed again with other text, one deleted, decisions redone
+    kg.index_documents([SourceDocument("extra-1", "The river bank was steep. The bank lent money.", "en")])
+    _current_and_same(kg)
+    kg.index_documents([SourceDocument(first, "Der Hahn tropft in der Küche.", "de")])
+    _current_and_same(kg)
+    kg.delete("extra-1")
+    _current_and_same(kg)
+    report = kg.redecide("first-sense")
+    assert report.redecided
+    _current_and_same(kg)
+    m = idx.manifest()
+    assert m is not None and m.stamp == stamp.read(kg.store) and len(m.segments) <= 4
+    kg.close()
+
+
+def test_many_small_writes_keep_few_segments(demo: Path, tmp_path: Path) -> None:
+    kg = _open(demo, tmp_path)
+    assert posting_index.refresh(kg.store)
+    for i in range(12):
+        kg.index_documents([SourceDocument(f"small-{i}", f"The bank of the river, number {i}.", "en")])
+    _current_and_same(kg)
+    m = posting_index.index_of(kg.store).manifest()  # type: ignore[union-attr]
+    assert m is not None and len(m.segments) <= 5, m.segments
+    kg.close()
+
+
+def test_a_write_it_does_not_know_leaves_it_out_of_date_until_rebuilt(demo: Path, tmp_path: Path) -> None:
+    kg = _open(demo, tmp_path)
+    assert posting_index.refresh(kg.store)
+    want = _answers(kg)
+    doc = want[0][0][0]   # the first question's first document
+    iri = NamedNode("https://w3id.org/kg-rag/id/doc/" + doc)
+    # a user's update: not parsed, so the index cannot know what it changed
+    kg.update(f"DELETE WHERE {{ GRAPH <{iri.value}> {{ ?p <https://w3id.org/kg-rag/ns#postingConcept> ?c }} }}")
+    assert posting_index.rows(kg.store, ["x"]) is None
+    changed = _answers(kg)   # through the store: the postings as they are now
+    assert changed != want
+    assert posting_index.refresh(kg.store)
+    assert _answers(kg) == changed
+    # a writer that does not follow the store (another tool of this package, another process)
+    kg.store._followers = ()
+    kg.store.apply(Change(drop_graphs=[NamedNode("https://w3id.org/kg-rag/id/doc/" + kg.documents()[1]["id"])]))
+    assert posting_index.rows(kg.store, ["x"]) is None
+    kg.close()
+
+
+def test_a_failed_write_leaves_it_out_of_date(demo: Path, tmp_path: Path) -> None:
+    kg = _open(demo, tmp_path)
+    assert posting_index.refresh(kg.store)
+    doc = NamedNode("https://w3id.org/kg-rag/id/doc/broken")
+    bad = Quad(doc, NamedNode("https://w3id.org/kg-rag/ns#x"), Literal("x"), doc)
+    real = kg.store._apply
+
+    def failing(change: Change) -> None:
+        if bad in change.insert:
+            raise StoreError("the disk is full")
+        real(change)
+
+    kg.store._apply = failing  # type: ignore[method-assign]
+    with pytest.raises(StoreError, match="disk is full"):
+        kg.store.apply(Change(insert=[bad]))
+    kg.store._apply = real  # type: ignore[method-assign]
+    assert posting_index.rows(kg.store, ["x"]) is None
+    kg.close()
+
+
+def test_a_reader_in_another_process_uses_it_read_only(demo: Path, tmp_path: Path) -> None:
+    kg = _open(demo, tmp_path)
+    assert posting_index.refresh(kg.store)
+    want = _answers(kg)
+    path = kg.store.location
+    kg.close()
+    del kg
+    gc.collect()
+    ro = KnowledgeGraph.open(path=path, read_only=True)
+    assert posting_index.rows(ro.store, ["x"]) is not None
+    assert _answers(ro) == want
+    ro.close()
+
+
+def test_an_in_memory_store_keeps_none() -> None:
+    store = EmbeddedStore(":memory:")
+    assert posting_index.index_of(store) is None
+    assert posting_index.rows(store, ["x"]) is None
+    assert not posting_index.refresh(store)
