@@ -37,20 +37,21 @@ import logging
 import os
 import shutil
 import threading
-from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
+from pyoxigraph import Quad
 
 from kg_rag.derived import Derived
-from kg_rag.namespaces import KGR
+from kg_rag.namespaces import KGR, RDF
 from kg_rag.store import Change, Store, Values, stamp
 
 log = logging.getLogger(__name__)
 
 #: the layout of the files; another layout is not read (and is rebuilt)
-FORMAT = 1
+FORMAT = 2
 #: a segment is merged into the one before it when that one has at most this many times its entries
 MERGE_RATIO = 4
 #: documents per query when the index is built from the store
@@ -63,16 +64,109 @@ _ARRAYS = ("doc", "node", "labels", "agreement", "meaning", "offsets")
 
 # --- one segment ---------------------------------------------------------------------------
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Entries:
-    """Postings as parallel arrays (one element per posting node)."""
+    """Postings as parallel lists (one element per posting node), as a write or the store gives
+    them; ``typed`` the documents whose ``a kgr:Document`` the write adds."""
 
-    concept: list[str]
-    doc: list[str]
-    node: list[int]
-    labels: list[int]
-    agreement: list[float]
-    meaning: list[float]
+    concept: list[str] = field(default_factory=list)
+    doc: list[str] = field(default_factory=list)
+    node: list[int] = field(default_factory=list)
+    labels: list[int] = field(default_factory=list)
+    agreement: list[float] = field(default_factory=list)
+    meaning: list[float] = field(default_factory=list)
+    typed: set[str] = field(default_factory=set)
+    #: documents whose graph the write drops (or whose ``a kgr:Document`` it deletes)
+    dropped: set[str] = field(default_factory=set)
+    #: documents whose earlier postings the write removes (dropped, or posting quads deleted)
+    retires: set[str] = field(default_factory=set)
+
+
+@dataclass(frozen=True, slots=True)
+class Block:
+    """A segment's contents in memory: entries numbered against its own concept and document
+    tables (sorted IRIs); the documents whose entries in earlier segments it retires; those it
+    adds as ``kgr:Document`` and those whose graph it drops (for the number of documents)."""
+
+    concepts: list[str]
+    docs: list[str]
+    concept: np.ndarray     # per entry, into ``concepts``
+    doc: np.ndarray         # per entry, into ``docs``
+    node: np.ndarray
+    labels: np.ndarray
+    agreement: np.ndarray
+    meaning: np.ndarray
+    retires: frozenset[str]
+    typed: frozenset[str]
+    dropped: frozenset[str]
+
+    @classmethod
+    def of(cls, e: Entries) -> Block:
+        concepts, docs = sorted(set(e.concept)), sorted(set(e.doc))
+        c_no, d_no = {c: i for i, c in enumerate(concepts)}, {d: i for i, d in enumerate(docs)}
+        n = len(e.doc)
+        return cls(concepts, docs,
+                   np.fromiter((c_no[c] for c in e.concept), np.int64, n),
+                   np.fromiter((d_no[d] for d in e.doc), np.int64, n),
+                   np.asarray(e.node, np.uint64), np.asarray(e.labels, np.int64),
+                   np.asarray(e.agreement, np.float64), np.asarray(e.meaning, np.float64),
+                   frozenset(e.retires), frozenset(e.typed), frozenset(e.dropped))
+
+    def __len__(self) -> int:
+        return len(self.doc)
+
+
+def _renumber(table: list[str], merged: list[str]) -> np.ndarray:
+    where = {x: i for i, x in enumerate(merged)}
+    return np.fromiter((where[x] for x in table), np.int64, len(table))
+
+
+def _merge(old: Block, new: Block, keep_retires: bool) -> Block:
+    """Two consecutive segments as one: ``old``'s entries of the documents ``new`` retires
+    dropped, the same node written twice kept once (the newer); the retirements of both kept
+    for the segments before them unless ``keep_retires`` is false (there are none)."""
+    concepts = sorted(set(old.concepts) | set(new.concepts))
+    docs = sorted(set(old.docs) | set(new.docs))
+    om, nm = _renumber(old.docs, docs), _renumber(old.concepts, concepts)
+    keep = ~np.isin(old.doc, np.asarray([i for i, d in enumerate(old.docs) if d in new.retires], np.int64))
+    cols = [np.concatenate([a, b]) for a, b in (
+        (_renumber(new.concepts, concepts)[new.concept], nm[old.concept[keep]]),
+        (_renumber(new.docs, docs)[new.doc], om[old.doc[keep]]),
+        (new.node, old.node[keep]), (new.labels, old.labels[keep]),
+        (new.agreement, old.agreement[keep]), (new.meaning, old.meaning[keep]))]
+    # one entry per (document, node), the newer first in ``cols``
+    key = np.stack([cols[1].astype(np.uint64), cols[2]], axis=1)
+    _, first = np.unique(key, axis=0, return_index=True)
+    if len(first) < len(cols[0]):
+        first.sort()
+        cols = [c[first] for c in cols]
+    typed = (old.typed - new.dropped) | new.typed
+    c, d, node, labels, agreement, meaning = cols
+    if keep_retires:
+        return Block(concepts, docs, c, d, node, labels, agreement, meaning,
+                     old.retires | new.retires, typed, old.dropped | new.dropped)
+    return Block(concepts, docs, c, d, node, labels, agreement, meaning, frozenset(), typed, frozenset())
+
+
+def _write_segment(folder: Path, b: Block) -> None:
+    """A segment folder — entries sorted by concept, then document — written aside and renamed,
+    so a folder that exists is whole."""
+    order = np.lexsort((b.doc, b.concept))
+    concept = b.concept[order]
+    arrays: dict[str, np.ndarray] = {
+        "doc": b.doc[order].astype(np.uint32), "node": b.node[order], "labels": b.labels[order],
+        "agreement": b.agreement[order], "meaning": b.meaning[order],
+        "offsets": np.searchsorted(concept, np.arange(len(b.concepts) + 1)).astype(np.int64),
+    }
+    tmp = folder.with_name(folder.name + ".tmp")
+    shutil.rmtree(tmp, ignore_errors=True)
+    tmp.mkdir(parents=True)
+    for k, a in arrays.items():
+        np.save(tmp / f"{k}.npy", a)
+    (tmp / "strings.json").write_text(json.dumps(
+        {"concepts": b.concepts, "docs": b.docs, "retires": sorted(b.retires),
+         "typed": sorted(b.typed), "dropped": sorted(b.dropped)}), encoding="utf-8")
+    os.replace(tmp, folder)
 
 
 class Segment:
@@ -84,6 +178,8 @@ class Segment:
         self.concepts: list[str] = meta["concepts"]
         self.docs: list[str] = meta["docs"]
         self.retires: list[str] = meta["retires"]
+        self.typed: list[str] = meta["typed"]
+        self.dropped: list[str] = meta["dropped"]
         self.index = {c: i for i, c in enumerate(self.concepts)}
         arrays = {k: np.load(folder / f"{k}.npy", mmap_mode="r") for k in _ARRAYS}
         self.doc: np.ndarray = arrays["doc"]
@@ -96,6 +192,13 @@ class Segment:
     def __len__(self) -> int:
         return len(self.doc)
 
+    def block(self) -> Block:
+        concept = np.repeat(np.arange(len(self.concepts), dtype=np.int64), np.diff(self.offsets))
+        return Block(self.concepts, self.docs, concept, np.asarray(self.doc, np.int64),
+                     np.asarray(self.node), np.asarray(self.labels), np.asarray(self.agreement),
+                     np.asarray(self.meaning), frozenset(self.retires), frozenset(self.typed),
+                     frozenset(self.dropped))
+
 
 def _node_number(iri: str) -> int:
     """A posting node's 64-bit number: the 16 hex digits its IRI ends with (``#k…``,
@@ -105,58 +208,6 @@ def _node_number(iri: str) -> int:
         with contextlib.suppress(ValueError):
             return int(tail, 16)
     return int.from_bytes(hashlib.sha256(iri.encode("utf-8")).digest()[:8], "big")
-
-
-def _write_segment(folder: Path, entries: Entries, retires: Iterable[str]) -> None:
-    """A segment folder from ``entries`` (in any order; one per node and document) — written
-    aside and renamed, so a folder that exists is whole."""
-    docs = sorted(set(entries.doc))
-    doc_no = {d: i for i, d in enumerate(docs)}
-    concepts = sorted(set(entries.concept))
-    c_no = {c: i for i, c in enumerate(concepts)}
-    cnum = np.fromiter((c_no[c] for c in entries.concept), dtype=np.int64, count=len(entries.concept))
-    order = np.argsort(cnum, kind="stable")
-    arrays: dict[str, np.ndarray] = {
-        "doc": np.fromiter((doc_no[d] for d in entries.doc), dtype=np.uint32, count=len(entries.doc))[order],
-        "node": np.asarray(entries.node, dtype=np.uint64)[order],
-        "labels": np.asarray(entries.labels, dtype=np.int64)[order],
-        "agreement": np.asarray(entries.agreement, dtype=np.float64)[order],
-        "meaning": np.asarray(entries.meaning, dtype=np.float64)[order],
-        "offsets": np.searchsorted(cnum[order], np.arange(len(concepts) + 1)).astype(np.int64),
-    }
-    tmp = folder.with_name(folder.name + ".tmp")
-    shutil.rmtree(tmp, ignore_errors=True)
-    tmp.mkdir(parents=True)
-    for k, a in arrays.items():
-        np.save(tmp / f"{k}.npy", a)
-    (tmp / "strings.json").write_text(json.dumps(
-        {"concepts": concepts, "docs": docs, "retires": sorted(set(retires))}), encoding="utf-8")
-    os.replace(tmp, folder)
-
-
-def _entries_of(segments: Sequence[Segment]) -> Entries:
-    """The live entries of consecutive ``segments`` (those no later one of them retires), the
-    same node written twice counted once."""
-    out = Entries([], [], [], [], [], [])
-    retired_after: set[str] = set()
-    seen: set[tuple[str, int]] = set()
-    for seg in reversed(segments):
-        starts = seg.offsets
-        for ci, c in enumerate(seg.concepts):
-            for j in range(int(starts[ci]), int(starts[ci + 1])):
-                d = seg.docs[int(seg.doc[j])]
-                key = (d, int(seg.node[j]))
-                if d in retired_after or key in seen:
-                    continue
-                seen.add(key)
-                out.concept.append(c)
-                out.doc.append(d)
-                out.node.append(key[1])
-                out.labels.append(int(seg.labels[j]))
-                out.agreement.append(float(seg.agreement[j]))
-                out.meaning.append(float(seg.meaning[j]))
-        retired_after.update(seg.retires)
-    return out
 
 
 # --- the index of one store ----------------------------------------------------------------
@@ -203,6 +254,12 @@ class View:
                 self.alive.append(None)
             retired.update(number[d] for d in seg.retires if d in number)
         self.alive.reverse()
+        typed: set[str] = set()
+        for seg in self.segments:
+            typed.difference_update(seg.dropped)
+            typed.update(seg.typed)
+        #: how many documents the store holds (``select-document-count``)
+        self.documents = len(typed)
 
     def postings(self, concept: str) -> tuple[np.ndarray, ...]:
         """(document number, node, labels, agreement, meaning) of ``concept``'s live entries."""
@@ -302,39 +359,21 @@ class Index:
             m = self.manifest()
             if m is None or before is None or m.stamp != before or change is None:
                 return
-            entries, retires = _from_change(change)
-            segments = list(m.segments)
-            nxt = m.next
-            if entries.doc or retires:
+            e = _from_change(change)
+            segments, nxt = list(m.segments), m.next
+            if e.doc or e.retires or e.typed or e.dropped:
+                block = Block.of(e)
+                while segments:   # merge into the segment before while it is not much larger
+                    prev = self._segment(segments[-1])
+                    if len(prev) > MERGE_RATIO * max(1, len(block)):
+                        break
+                    block = _merge(prev.block(), block, keep_retires=len(segments) > 1)
+                    segments.pop()
                 name = f"s{nxt:08d}"
-                nxt += 1
-                _write_segment(self.folder / name, entries, retires)
+                _write_segment(self.folder / name, block)
                 segments.append(name)
-                segments, nxt = self._merged(segments, nxt)
+                nxt += 1
             self._save(Manifest(after, tuple(segments), nxt))
-
-    def _merged(self, names: list[str], nxt: int) -> tuple[list[str], int]:
-        """Merge the newest segment into the one before while that one is not much larger."""
-        sizes = {n: len(self._segment(n)) for n in names[-2:]}
-        while len(names) >= 2:
-            a, b = names[-2], names[-1]
-            la = sizes.get(a)
-            if la is None:
-                la = sizes[a] = len(self._segment(a))
-            if la > MERGE_RATIO * max(1, sizes[b]):
-                break
-            segs = [self._segment(a), self._segment(b)]
-            # the first segment's retirements still hold for the segments before it
-            retires = set(segs[0].retires) | set(segs[1].retires)
-            if len(names) == 2:
-                retires = set()   # nothing before them to retire
-            name = f"s{nxt:08d}"
-            nxt += 1
-            entries = _entries_of(segs)
-            _write_segment(self.folder / name, entries, retires)
-            names[-2:] = [name]
-            sizes[name] = len(entries.doc)
-        return names, nxt
 
     def _segment(self, name: str) -> Segment:
         seg = self._segments.get(name)
@@ -348,35 +387,55 @@ class Index:
             m = self.manifest()
             nxt = m.next if m is not None else 0
             name = f"s{nxt:08d}"
-            _write_segment(self.folder / name, entries, ())
+            _write_segment(self.folder / name, Block.of(entries))
             self._save(Manifest(at, (name,), nxt + 1))
 
 
-def _from_change(change: Change) -> tuple[Entries, set[str]]:
-    """A write's postings: the posting nodes it inserts, and the documents whose earlier
-    postings it removes (graphs dropped; posting quads deleted)."""
-    retires = {g.value for g in change.drop_graphs if stamp.is_document(g)}
+_TYPE, _DOCUMENT = RDF.type.value, KGR.Document.value
+
+
+def _is_typing(q: Quad) -> bool:
+    """``<D> a kgr:Document`` in the graph ``<D>`` of a document."""
+    return (q.predicate.value == _TYPE and getattr(q.object, "value", None) == _DOCUMENT
+            and stamp.is_document(q.graph_name) and getattr(q.subject, "value", None) == getattr(q.graph_name, "value", ""))
+
+
+def _from_change(change: Change) -> Entries:
+    """A write's postings: the posting nodes it inserts, the documents it types and drops, and
+    those whose earlier postings it removes (graphs dropped; posting quads deleted)."""
+    out = Entries()
+    out.dropped = {g.value for g in change.drop_graphs if stamp.is_document(g)}
+    out.retires = set(out.dropped)
     for q in change.delete:
-        if q.predicate.value in _PREDICATES and stamp.is_document(q.graph_name):
-            retires.add(q.graph_name.value)  # type: ignore[union-attr]
-    nodes: dict[tuple[str, str], list[object]] = {}
+        if not stamp.is_document(q.graph_name):
+            continue
+        g = getattr(q.graph_name, "value", "")
+        if q.predicate.value in _PREDICATES:
+            out.retires.add(g)
+        elif _is_typing(q):
+            out.dropped.add(g)
+    nodes: dict[tuple[str, str], list[str | None]] = {}
     for q in change.insert:
         k = _PREDICATES.get(q.predicate.value)
-        if k is None or not stamp.is_document(q.graph_name):
+        if k is None:
+            if _is_typing(q):
+                out.typed.add(getattr(q.subject, "value", ""))
             continue
-        slot = nodes.setdefault((q.graph_name.value, q.subject.value), [None] * 4)  # type: ignore[union-attr]
-        slot[k] = q.object.value  # type: ignore[union-attr]
-    out = Entries([], [], [], [], [], [])
+        if not stamp.is_document(q.graph_name):
+            continue
+        key = (getattr(q.graph_name, "value", ""), getattr(q.subject, "value", ""))
+        slot = nodes.setdefault(key, [None] * 4)
+        slot[k] = getattr(q.object, "value", None)
     for (doc, node), (c, labels, agreement, meaning) in nodes.items():
         if c is None or labels is None or agreement is None or meaning is None:
             continue   # not a whole posting node: the store's reader would not see it either
-        out.concept.append(str(c))
+        out.concept.append(c)
         out.doc.append(doc)
         out.node.append(_node_number(node))
-        out.labels.append(int(str(labels)))
-        out.agreement.append(float(str(agreement)))
-        out.meaning.append(float(str(meaning)))
-    return out, retires
+        out.labels.append(int(labels))
+        out.agreement.append(float(agreement))
+        out.meaning.append(float(meaning))
+    return out
 
 
 # --- the module's interface ----------------------------------------------------------------
@@ -416,26 +475,26 @@ def follow(store: Store) -> None:
         store.follow_documents(_follower)
 
 
-def rows(store: Store, concepts: Sequence[str]) -> Iterator[tuple[str, str, int, float, float]] | None:
-    """(document IRI, concept, labels, agreement, meaning) of every posting node of
-    ``concepts``, as ``select-document-postings`` gives them — when the index is at the store's
-    stamp; None when it is not (read the store instead)."""
+Columns = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]
+
+
+def arrays(store: Store, concepts: Sequence[str]) -> tuple[list[str], dict[str, Columns], int] | None:
+    """The postings of ``concepts`` as the store's posting nodes hold them, when the index is at
+    the store's stamp (None when it is not: read the store instead): the documents' IRIs by
+    number; per concept with any, one entry per node — (document number, label count,
+    agreement sum, meaning probability) in document order; and how many documents the store has."""
     idx = index_of(store)
     if idx is None:
         return None
     view = idx.view(stamp.read(store))
     if view is None:
         return None
-    return _rows(view, concepts)
-
-
-def _rows(view: View, concepts: Sequence[str]) -> Iterator[tuple[str, str, int, float, float]]:
-    docs = view.docs
+    out: dict[str, Columns] = {}
     for c in concepts:
         dnum, _, labels, agreement, meaning = view.postings(c)
-        for d, lab, agr, mea in zip(dnum.tolist(), labels.tolist(), agreement.tolist(),
-                                    meaning.tolist(), strict=True):
-            yield docs[d], c, lab, agr, mea
+        if len(dnum):
+            out[c] = (dnum, labels, agreement, meaning)
+    return view.docs, out, view.documents
 
 
 def refresh(store: Store) -> bool:
@@ -455,7 +514,7 @@ def refresh(store: Store) -> bool:
         docs = [r["doc"] for r in store.select("select-documents")]
         if len(docs) >= BATCH:
             log.info("building the ranking's posting index for %d documents", len(docs))
-        entries = Entries([], [], [], [], [], [])
+        entries = Entries(typed={d.value for d in docs})
         for i in range(0, len(docs), BATCH):
             rows = store.select("select-postings-of-documents",
                                 values=Values.column("doc", docs[i:i + BATCH]))
@@ -478,4 +537,4 @@ def prepare(store: Store) -> None:
     refresh(store)
 
 
-__all__ = ["FORMAT", "Index", "follow", "index_of", "prepare", "refresh", "rows"]
+__all__ = ["FORMAT", "Columns", "Index", "arrays", "follow", "index_of", "prepare", "refresh"]

@@ -40,6 +40,7 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import TYPE_CHECKING
 
+import numpy as np
 from pyoxigraph import Literal, NamedNode, Quad
 
 from kg_rag.derived import Derived, Slot, Table
@@ -232,28 +233,87 @@ def rewrite(store: Store, doc: NamedNode, repoint: Mapping[str, str],
     return delete, insert
 
 
+@dataclass(frozen=True, slots=True)
+class ConceptPostings:
+    """The postings of one concept: per document (by number, ascending) its nodes summed."""
+
+    doc: np.ndarray          # document numbers, ascending, each once
+    labels: np.ndarray       # annotations counted (int64)
+    agreement: np.ndarray    # their decisions' summed probability of the concept
+    miss: np.ndarray         # the probability that none of them means it (1 − meaning)
+
+    def at(self, doc: int) -> Posting | None:
+        i = int(np.searchsorted(self.doc, doc))
+        if i >= len(self.doc) or self.doc[i] != doc:
+            return None
+        return Posting(int(self.labels[i]), float(self.agreement[i]), float(self.miss[i]))
+
+
+@dataclass(frozen=True, slots=True)
+class Gathered:
+    """:func:`gather`'s answer: documents by number, and the postings of each concept found."""
+
+    docs: Sequence[str]
+    concepts: dict[str, ConceptPostings]
+    #: how many documents the store has, when known without asking it
+    documents: int | None = None
+
+
+def _summed(doc: np.ndarray, labels: np.ndarray, agreement: np.ndarray,
+            meaning: np.ndarray) -> ConceptPostings:
+    """One entry per node → one per document, in document order: counts and agreements added,
+    the probabilities that a node does not mean the concept multiplied (:meth:`Posting.merge`)."""
+    if len(doc) > 1 and not bool(np.all(doc[1:] > doc[:-1])):
+        order = np.argsort(doc, kind="stable")
+        doc, labels, agreement, meaning = doc[order], labels[order], agreement[order], meaning[order]
+    doc, labels = doc.astype(np.int64), labels.astype(np.int64)
+    agreement, miss = agreement.astype(np.float64), 1.0 - meaning.astype(np.float64)
+    if len(doc) > 1:
+        first = np.flatnonzero(np.concatenate(([True], doc[1:] != doc[:-1])))
+        if len(first) < len(doc):   # a document written in parts: a node per part
+            return ConceptPostings(doc[first], np.add.reduceat(labels, first),
+                                   np.add.reduceat(agreement, first), np.multiply.reduceat(miss, first))
+    return ConceptPostings(doc, labels, agreement, miss)
+
+
+def gather(store: Store, concepts: Sequence[str]) -> Gathered:
+    """The postings of ``concepts``: from the posting index while it is current
+    (:mod:`.posting_index`), else from the store's posting nodes — the same numbers either way."""
+    ensure(store)
+    if not concepts:
+        return Gathered([], {})
+    fast = posting_index.arrays(store, concepts)
+    if fast is not None:
+        docs, cols, total = fast
+        return Gathered(docs, {c: _summed(*cols[c]) for c in concepts if c in cols}, total)
+    number: dict[str, int] = {}
+    entries: dict[str, tuple[list[int], list[int], list[float], list[float]]] = {}
+    for r in store.select("select-document-postings",
+                          values=Values.column("concept", [NamedNode(c) for c in concepts])):
+        d = r["doc"].value
+        n = number.get(d)
+        if n is None:
+            n = number[d] = len(number)
+        e = entries.get(r["concept"].value)
+        if e is None:
+            e = entries[r["concept"].value] = ([], [], [], [])
+        e[0].append(n)
+        e[1].append(int(r["labels"].value))
+        e[2].append(float(r["agreement"].value))
+        e[3].append(float(r["meaning"].value))
+    return Gathered(list(number), {
+        c: _summed(np.asarray(e[0], np.int64), np.asarray(e[1], np.int64),
+                   np.asarray(e[2], np.float64), np.asarray(e[3], np.float64))
+        for c in concepts if (e := entries.get(c)) is not None})
+
+
 def read(store: Store, concepts: Sequence[str]) -> dict[str, dict[str, Posting]]:
     """document IRI → concept → its posting, for the documents with any of ``concepts``."""
-    ensure(store)
+    g = gather(store, concepts)
     out: dict[str, dict[str, Posting]] = defaultdict(dict)
-    if not concepts:
-        return out
-    rows = posting_index.rows(store, concepts)
-    if rows is None:   # the index is not current: the store's own postings
-        rank = {c: i for i, c in enumerate(concepts)}
-        # in the order of ``concepts``, as the index gives them: a document's concepts in one
-        # order whichever answers, so its score is summed in one order too
-        rows = iter(sorted(((r["doc"].value, r["concept"].value, int(r["labels"].value),
-                             float(r["agreement"].value), float(r["meaning"].value))
-                            for r in store.select("select-document-postings", values=Values.column(
-                                "concept", [NamedNode(c) for c in concepts]))),
-                           key=lambda t: rank[t[1]]))
-    for d, c, labels, agreement, meaning in rows:
-        p = out[d].get(c)
-        if p is None:
-            out[d][c] = Posting(labels, agreement, 1.0 - meaning)
-        else:
-            p.merge(labels, agreement, meaning)
+    for c, cp in g.concepts.items():
+        for i, d in enumerate(cp.doc.tolist()):
+            out[g.docs[d]][c] = Posting(int(cp.labels[i]), float(cp.agreement[i]), float(cp.miss[i]))
     return out
 
 
@@ -311,6 +371,6 @@ def _check(store: Store, mark: bool) -> bool:
     return True
 
 
-__all__ = ["VERSION", "Posting", "decision_probabilities", "ensure", "settle", "from_readings", "node_quads", "posting_quads",
+__all__ = ["VERSION", "ConceptPostings", "Gathered", "Posting", "gather", "decision_probabilities", "ensure", "settle", "from_readings", "node_quads", "posting_quads",
            "probabilities", "read", "rewrite", "stored_probabilities", "stored_readings",
            "version_quad"]

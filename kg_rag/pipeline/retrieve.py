@@ -28,14 +28,21 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 
+import numpy as np
 from pyoxigraph import NamedNode
 
 from kg_rag.model import Contribution, MatchedConcept, Mention, Result, Selection
-from kg_rag.pipeline.postings import Posting, probabilities, stored_readings
-from kg_rag.pipeline.postings import read as read_postings
+from kg_rag.pipeline.postings import (
+    ConceptPostings,
+    Gathered,
+    Posting,
+    gather,
+    probabilities,
+    stored_readings,
+)
 from kg_rag.pipeline.ranking_config import DEFAULT, RetrievalConfig
 from kg_rag.pipeline.relevance import Relevance, expansions, readings_of, relevance
 from kg_rag.store import Store, Values
@@ -223,38 +230,143 @@ class Term:
     counted: float
 
 
-@dataclass(frozen=True, slots=True)
 class Scores:
-    """The ranking arithmetic's working, per document IRI (dicts in the order of the store's rows)."""
+    """The ranking arithmetic's working (:func:`score`): every document's score, computed as
+    arrays over all documents at once, and per document — when asked for it — what each matched
+    concept added (:class:`Term`) and its postings."""
 
-    #: the query concepts by IRI
-    concepts: dict[str, QueryConcept]
-    #: what each matched concept added
-    terms: dict[str, list[Term]]
-    #: document → concept → its posting (annotations counted, summed probability, meaning)
-    postings: dict[str, dict[str, Posting]]
+    def __init__(self, concepts: dict[str, QueryConcept], gathered: Gathered,
+                 terms: list[_ConceptTerms], totals: np.ndarray) -> None:
+        #: the query concepts by IRI
+        self.concepts = concepts
+        self._gathered = gathered
+        self._terms = terms
+        self._totals = totals
+        self._numbers: dict[str, int] | None = None
+        self._seen: dict[str, int] = {}   # the documents ``ordered`` gave, by IRI
+        #: document → concept → its posting (annotations counted, summed probability, meaning)
+        self.postings: Mapping[str, dict[str, Posting]] = _DocumentPostings(self)
+
+    def number(self, doc: str) -> int | None:
+        """The document's number among the postings read (None: it has none)."""
+        n = self._seen.get(doc)
+        if n is None:
+            if self._numbers is None:   # all of them: only for a document ``ordered`` did not give
+                self._numbers = {d: i for i, d in enumerate(self._gathered.docs)}
+            n = self._numbers.get(doc)
+        return n
 
     def score(self, doc: str) -> float:
         """The sum of the document's contributions (in their order)."""
-        s = 0.0
-        for term in self.terms.get(doc, ()):
-            s += term.counted
-        return s
+        n = self.number(doc)
+        return 0.0 if n is None or n >= len(self._totals) else float(self._totals[n])
+
+    def terms(self, doc: str) -> list[Term]:
+        """What each query concept added to ``doc``, in the order of the query concepts."""
+        n = self.number(doc)
+        out: list[Term] = []
+        if n is None:
+            return out
+        for t in self._terms:
+            i = t.find(n)
+            if i is not None:
+                out.append(Term(t.concept, t.focus, t.idf, float(t.label[i]), float(t.agreement[i]),
+                                float(t.counted[i])))
+        return out
 
     def contributions(self, doc: str) -> tuple[Contribution, ...]:
         out = []
-        for t in self.terms.get(doc, ()):
+        postings = self.postings.get(doc, {})
+        for t in self.terms(doc):
             qc = self.concepts[t.concept]
             src = qc.source or qc
             out.append(Contribution(src.iri, t.concept, qc.relation, src.weight, src.probability,
                                     qc.expansion_weight, t.focus, t.idf, t.label, t.agreement,
-                                    self.postings[doc][t.concept].labels, t.counted))
+                                    postings[t.concept].labels, t.counted))
         return tuple(out)
 
+    def documents(self) -> list[str]:
+        """Every document with a posting of a query concept, in number order."""
+        found = self._gathered.concepts
+        if not found:
+            return []
+        nums = np.unique(np.concatenate([cp.doc for cp in found.values()]))
+        return [self._gathered.docs[i] for i in nums.tolist()]
 
-def _tf(total: float) -> float:
+    def ordered(self, first: int = 32) -> Iterator[tuple[float, str]]:
+        """(score, document) of the documents scoring above 0, best first, ties by IRI —
+        sorted a growing top at a time (only the head of a long list is usually read)."""
+        pos = np.flatnonzero(self._totals > 0)
+        vals = self._totals[pos]
+        docs = self._gathered.docs
+        n, done = max(1, first), 0
+        while True:
+            if n >= len(pos):
+                chosen = pos
+            else:   # the n best, and every document tied with the n-th
+                kth = np.partition(vals, len(vals) - n)[len(vals) - n]
+                chosen = pos[vals >= kth]
+            head = sorted((-float(self._totals[i]), docs[i], i) for i in chosen.tolist())
+            for neg, d, i in head[done:]:
+                self._seen[d] = i
+                yield -neg, d
+            done = len(head)
+            if len(chosen) == len(pos):
+                return
+            n *= 4
+
+
+class _DocumentPostings(Mapping[str, dict[str, Posting]]):
+    """document IRI → concept → its posting, spelled out per document when asked."""
+
+    def __init__(self, scores: Scores) -> None:
+        self._scores = scores
+        self._cache: dict[str, dict[str, Posting]] = {}
+
+    def __getitem__(self, doc: str) -> dict[str, Posting]:
+        got = self._cache.get(doc)
+        if got is None:
+            n = self._scores.number(doc)
+            if n is None:
+                raise KeyError(doc)
+            got = {}
+            for c, cp in self._scores._gathered.concepts.items():
+                p = cp.at(n)
+                if p is not None:
+                    got[c] = p
+            if not got:
+                raise KeyError(doc)
+            self._cache[doc] = got
+        return got
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._scores.documents())
+
+    def __len__(self) -> int:
+        return len(self._scores.documents())
+
+
+@dataclass(frozen=True, slots=True)
+class _ConceptTerms:
+    """One query concept's part of every document's score (arrays over its postings)."""
+
+    concept: str
+    postings: ConceptPostings
+    focus: float
+    idf: float
+    label: np.ndarray
+    agreement: np.ndarray
+    counted: np.ndarray
+
+    def find(self, doc: int) -> int | None:
+        i = int(np.searchsorted(self.postings.doc, doc))
+        return i if i < len(self.postings.doc) and self.postings.doc[i] == doc else None
+
+
+def _tf(total: np.ndarray) -> np.ndarray:
     """Evidence summed over a document's annotations, sublinear above 1 (1 + ln)."""
-    return total if total <= 1 else 1.0 + math.log(total)
+    total = total.astype(np.float64)
+    return np.where(total <= 1, total, 1.0 + np.log(np.maximum(total, 1.0)))
 
 
 def score(store: Store, concepts: Sequence[QueryConcept], config: RetrievalConfig = DEFAULT) -> Scores:
@@ -262,29 +374,29 @@ def score(store: Store, concepts: Sequence[QueryConcept], config: RetrievalConfi
     (:class:`Term`): focus boost × rarity (idf) × (label weight × the document's annotations of
     the concept + probability × the same annotations weighed by their decisions' probability of
     it), read from the documents' postings (:mod:`.postings`). ``config.match`` ``label`` leaves
-    the second term out."""
+    the second term out. A document's score sums its terms in the order of ``concepts``."""
     weight = {c.iri: c for c in concepts}
-    found = read_postings(store, list(weight))
-    n_rows = store.select("select-document-count")
-    total = int(n_rows[0]["n"].value) if n_rows else 0
+    found = gather(store, list(weight))
+    total = found.documents
+    if total is None:
+        n_rows = store.select("select-document-count")
+        total = int(n_rows[0]["n"].value) if n_rows else 0
     fused = config.match == "fused"
-    df: dict[str, int] = defaultdict(int)
-    for per_concept in found.values():
-        for c in per_concept:
-            df[c] += 1
-    terms: dict[str, list[Term]] = {}
-    for d, per_concept in found.items():
-        out = terms[d] = []
-        for c, posting in per_concept.items():
-            qc = weight[c]
-            idf = math.log(1.0 + total / max(1, df[c]))
-            focus = config.focus_boost if qc.focus else 1.0
-            label = _tf(float(posting.labels))
-            agreement = _tf(posting.agreement) if fused else 0.0
-            probability = qc.probability if fused else 0.0
-            out.append(Term(c, focus, idf, label, agreement,
-                            focus * idf * (qc.weight * label + probability * agreement)))
-    return Scores(weight, terms, {d: dict(v) for d, v in found.items()})
+    totals = np.zeros(len(found.docs), dtype=np.float64)
+    terms: list[_ConceptTerms] = []
+    for c, qc in weight.items():
+        cp = found.concepts.get(c)
+        if cp is None:
+            continue
+        idf = math.log(1.0 + total / max(1, len(cp.doc)))
+        focus = config.focus_boost if qc.focus else 1.0
+        label = _tf(cp.labels)
+        agreement = _tf(cp.agreement) if fused else np.zeros(len(cp.doc))
+        probability = qc.probability if fused else 0.0
+        counted = focus * idf * (qc.weight * label + probability * agreement)
+        totals[cp.doc] += counted    # each document once per concept: in the concepts' order
+        terms.append(_ConceptTerms(c, cp, focus, idf, label, agreement, counted))
+    return Scores(weight, found, terms, totals)
 
 
 def document_readings(store: Store, doc: str, concepts: Iterable[str]) -> dict[str, dict[str, float]]:
@@ -344,18 +456,22 @@ def ranked(store: Store, concepts: list[QueryConcept], k: int, lang: str,
         return rel
 
     # a relevance is in [0, 1]: with no minimum nothing is cut, and only the documents shown
-    # need theirs (at 10,000 documents the relevance of every scored one was ~18 % of ask)
-    cutting = min_relevance > 0
-    for d in scores.postings:
-        s = scores.score(d)
-        if s > 0:
-            if cutting and (rel := relevance_of(d)).value < min_relevance:
+    # need theirs (at 10,000 documents the relevance of every scored one was ~18 % of ask);
+    # and only the head of the ordered documents is read
+    room = k + len(exclude_ids)
+    if min_relevance > 0:
+        for s, d in scores.ordered(first=len(scores.postings)):
+            if (rel := relevance_of(d)).value < min_relevance:
                 cut, best_cut = cut + 1, max(best_cut, rel.value)
                 continue
             scored.append((s, d))
-    scored.sort(key=lambda x: (-x[0], x[1]))
+    else:
+        for s, d in scores.ordered(first=room):
+            if len(scored) >= room:
+                break
+            scored.append((s, d))
     texts = {}
-    want = [d for _, d in scored[: k + len(exclude_ids)]]
+    want = [d for _, d in scored[:room]]
     if want:
         for r in store.select("select-document-texts", values=Values.column("doc", [NamedNode(d) for d in want])):
             texts[r["doc"].value] = r

@@ -42,12 +42,12 @@ def _concepts(kg: KnowledgeGraph) -> list[str]:
 
 
 def _through_store(kg: KnowledgeGraph, concepts: list[str]) -> dict[str, dict[str, tuple[int, float, float]]]:
-    real = posting_index.rows
-    posting_index.rows = lambda store, cs: None  # type: ignore[assignment]
+    real = posting_index.arrays
+    posting_index.arrays = lambda store, cs: None  # type: ignore[assignment]
     try:
         return _plain(postings.read(kg.store, concepts))
     finally:
-        posting_index.rows = real  # type: ignore[assignment]
+        posting_index.arrays = real  # type: ignore[assignment]
 
 
 def _plain(found: dict[str, dict[str, postings.Posting]]) -> dict[str, dict[str, tuple[int, float, float]]]:
@@ -59,8 +59,10 @@ def _current_and_same(kg: KnowledgeGraph) -> None:
     """The index answers, and what it answers is what the store's postings say."""
     concepts = _concepts(kg)
     assert concepts
-    assert posting_index.rows(kg.store, concepts) is not None, "the index is out of date"
+    fast = posting_index.arrays(kg.store, concepts)
+    assert fast is not None, "the index is out of date"
     assert _plain(postings.read(kg.store, concepts)) == _through_store(kg, concepts)
+    assert fast[2] == int(kg.store.select("select-document-count")[0]["n"].value)
 
 
 def _answers(kg: KnowledgeGraph) -> list[list[tuple[str, float, float]]]:
@@ -71,7 +73,7 @@ def _answers(kg: KnowledgeGraph) -> list[list[tuple[str, float, float]]]:
 def test_indexing_leaves_a_current_index_that_answers_what_the_store_says(demo: Path, tmp_path: Path) -> None:
     kg = _open(demo, tmp_path)
     # the copy is at another path: no index of its own yet, until a writer brings it up
-    assert posting_index.rows(kg.store, ["x"]) is None
+    assert posting_index.arrays(kg.store, ["x"]) is None
     through_store = _answers(kg)
     assert posting_index.refresh(kg.store)
     _current_and_same(kg)
@@ -119,7 +121,7 @@ def test_a_write_it_does_not_know_leaves_it_out_of_date_until_rebuilt(demo: Path
     iri = NamedNode("https://w3id.org/kg-rag/id/doc/" + doc)
     # a user's update: not parsed, so the index cannot know what it changed
     kg.update(f"DELETE WHERE {{ GRAPH <{iri.value}> {{ ?p <https://w3id.org/kg-rag/ns#postingConcept> ?c }} }}")
-    assert posting_index.rows(kg.store, ["x"]) is None
+    assert posting_index.arrays(kg.store, ["x"]) is None
     changed = _answers(kg)   # through the store: the postings as they are now
     assert changed != want
     assert posting_index.refresh(kg.store)
@@ -127,7 +129,7 @@ def test_a_write_it_does_not_know_leaves_it_out_of_date_until_rebuilt(demo: Path
     # a writer that does not follow the store (another tool of this package, another process)
     kg.store._followers = ()
     kg.store.apply(Change(drop_graphs=[NamedNode("https://w3id.org/kg-rag/id/doc/" + kg.documents()[1]["id"])]))
-    assert posting_index.rows(kg.store, ["x"]) is None
+    assert posting_index.arrays(kg.store, ["x"]) is None
     kg.close()
 
 
@@ -147,7 +149,7 @@ def test_a_failed_write_leaves_it_out_of_date(demo: Path, tmp_path: Path) -> Non
     with pytest.raises(StoreError, match="disk is full"):
         kg.store.apply(Change(insert=[bad]))
     kg.store._apply = real  # type: ignore[method-assign]
-    assert posting_index.rows(kg.store, ["x"]) is None
+    assert posting_index.arrays(kg.store, ["x"]) is None
     kg.close()
 
 
@@ -160,7 +162,7 @@ def test_a_reader_in_another_process_uses_it_read_only(demo: Path, tmp_path: Pat
     del kg
     gc.collect()
     ro = KnowledgeGraph.open(path=path, read_only=True)
-    assert posting_index.rows(ro.store, ["x"]) is not None
+    assert posting_index.arrays(ro.store, ["x"]) is not None
     assert _answers(ro) == want
     ro.close()
 
@@ -168,5 +170,5 @@ def test_a_reader_in_another_process_uses_it_read_only(demo: Path, tmp_path: Pat
 def test_an_in_memory_store_keeps_none() -> None:
     store = EmbeddedStore(":memory:")
     assert posting_index.index_of(store) is None
-    assert posting_index.rows(store, ["x"]) is None
+    assert posting_index.arrays(store, ["x"]) is None
     assert not posting_index.refresh(store)

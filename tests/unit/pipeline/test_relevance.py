@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -15,7 +16,7 @@ from kg_rag.api import KnowledgeGraph
 from kg_rag.cli.demo import build_demo
 from kg_rag.documents import SourceDocument
 from kg_rag.errors import InputError
-from kg_rag.pipeline.postings import Posting
+from kg_rag.pipeline.postings import ConceptPostings, Gathered, Posting
 from kg_rag.pipeline.relevance import check_min_relevance, document_meanings, expansions, relevance
 from kg_rag.pipeline.retrieve import QueryConcept, QuestionReading, Scores
 from kg_rag.serialize import answer_dict
@@ -38,7 +39,11 @@ def _postings(readings: dict[str, dict[str, float]],
 
 def _scores(doc: str, readings: dict[str, dict[str, float]],
             undecided: dict[str, int] | None = None) -> Scores:
-    return Scores({}, {}, {doc: _postings(readings, undecided)})
+    """The ranking's working with ``doc`` the one document, these its postings."""
+    found = {c: ConceptPostings(np.array([0]), np.array([p.labels]), np.array([p.agreement]),
+                                np.array([p.miss]))
+             for c, p in _postings(readings, undecided).items()}
+    return Scores({}, Gathered([doc], found), [], np.zeros(1))
 
 
 def test_a_concept_meant_somewhere_in_the_document_combines_its_annotations() -> None:
