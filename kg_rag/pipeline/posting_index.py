@@ -37,7 +37,7 @@ import logging
 import os
 import shutil
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -45,13 +45,13 @@ import numpy as np
 from pyoxigraph import Quad
 
 from kg_rag.derived import Derived
-from kg_rag.namespaces import KGR, RDF
+from kg_rag.namespaces import KGR, OA, RDF
 from kg_rag.store import Change, Store, Values, stamp
 
 log = logging.getLogger(__name__)
 
 #: the layout of the files; another layout is not read (and is rebuilt)
-FORMAT = 2
+FORMAT = 3
 #: a segment is merged into the one before it when that one has at most this many times its entries
 MERGE_RATIO = 4
 #: documents per query when the index is built from the store
@@ -59,7 +59,8 @@ BATCH = 500
 
 _PREDICATES = {KGR.postingConcept.value: 0, KGR.labelCount.value: 1,
                KGR.agreementSum.value: 2, KGR.meaningProbability.value: 3}
-_ARRAYS = ("doc", "node", "labels", "agreement", "meaning", "offsets")
+_ARRAYS = ("doc", "node", "labels", "agreement", "meaning", "offsets",
+           "s_doc", "s_concept", "s_ann", "s_pos", "s_offsets")
 
 
 # --- one segment ---------------------------------------------------------------------------
@@ -80,6 +81,9 @@ class Entries:
     dropped: set[str] = field(default_factory=set)
     #: documents whose earlier postings the write removes (dropped, or posting quads deleted)
     retires: set[str] = field(default_factory=set)
+    #: where the documents' annotations are: one row per annotation and candidate concept —
+    #: (document, concept, annotation, (start, end, passage start, passage end))
+    spans: list[tuple[str, str, int, tuple[int, int, int, int]]] = field(default_factory=list)
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,18 +103,28 @@ class Block:
     retires: frozenset[str]
     typed: frozenset[str]
     dropped: frozenset[str]
+    # the annotations' spans (rows: document, concept, annotation number, 4 offsets)
+    s_doc: np.ndarray
+    s_concept: np.ndarray
+    s_ann: np.ndarray
+    s_pos: np.ndarray
 
     @classmethod
     def of(cls, e: Entries) -> Block:
-        concepts, docs = sorted(set(e.concept)), sorted(set(e.doc))
+        concepts = sorted(set(e.concept) | {r[1] for r in e.spans})
+        docs = sorted(set(e.doc) | {r[0] for r in e.spans})
         c_no, d_no = {c: i for i, c in enumerate(concepts)}, {d: i for i, d in enumerate(docs)}
-        n = len(e.doc)
+        n, m = len(e.doc), len(e.spans)
         return cls(concepts, docs,
                    np.fromiter((c_no[c] for c in e.concept), np.int64, n),
                    np.fromiter((d_no[d] for d in e.doc), np.int64, n),
                    np.asarray(e.node, np.uint64), np.asarray(e.labels, np.int64),
                    np.asarray(e.agreement, np.float64), np.asarray(e.meaning, np.float64),
-                   frozenset(e.retires), frozenset(e.typed), frozenset(e.dropped))
+                   frozenset(e.retires), frozenset(e.typed), frozenset(e.dropped),
+                   np.fromiter((d_no[r[0]] for r in e.spans), np.int64, m),
+                   np.fromiter((c_no[r[1]] for r in e.spans), np.int64, m),
+                   np.asarray([r[2] for r in e.spans], np.uint64),
+                   np.asarray([r[3] for r in e.spans], np.int64).reshape(m, 4))
 
     def __len__(self) -> int:
         return len(self.doc)
@@ -142,10 +156,23 @@ def _merge(old: Block, new: Block, keep_retires: bool) -> Block:
         cols = [c[first] for c in cols]
     typed = (old.typed - new.dropped) | new.typed
     c, d, node, labels, agreement, meaning = cols
+    # the spans: those of the documents ``new`` drops are gone; one row per (document,
+    # annotation, concept), the newer first
+    skeep = ~np.isin(old.s_doc, np.asarray([i for i, x in enumerate(old.docs) if x in new.dropped], np.int64))
+    sd = np.concatenate([_renumber(new.docs, docs)[new.s_doc], om[old.s_doc[skeep]]])
+    sc = np.concatenate([_renumber(new.concepts, concepts)[new.s_concept], nm[old.s_concept[skeep]]])
+    sa = np.concatenate([new.s_ann, old.s_ann[skeep]])
+    sp = np.concatenate([new.s_pos, old.s_pos[skeep]]).reshape(-1, 4)
+    skey = np.stack([sd.astype(np.uint64), sc.astype(np.uint64), sa], axis=1)
+    _, sfirst = np.unique(skey, axis=0, return_index=True)
+    if len(sfirst) < len(sd):
+        sfirst.sort()
+        sd, sc, sa, sp = sd[sfirst], sc[sfirst], sa[sfirst], sp[sfirst]
     if keep_retires:
         return Block(concepts, docs, c, d, node, labels, agreement, meaning,
-                     old.retires | new.retires, typed, old.dropped | new.dropped)
-    return Block(concepts, docs, c, d, node, labels, agreement, meaning, frozenset(), typed, frozenset())
+                     old.retires | new.retires, typed, old.dropped | new.dropped, sd, sc, sa, sp)
+    return Block(concepts, docs, c, d, node, labels, agreement, meaning, frozenset(), typed,
+                 frozenset(), sd, sc, sa, sp)
 
 
 def _write_segment(folder: Path, b: Block) -> None:
@@ -158,6 +185,13 @@ def _write_segment(folder: Path, b: Block) -> None:
         "agreement": b.agreement[order], "meaning": b.meaning[order],
         "offsets": np.searchsorted(concept, np.arange(len(b.concepts) + 1)).astype(np.int64),
     }
+    sorder = np.lexsort((b.s_concept, b.s_doc))
+    s_doc = b.s_doc[sorder]
+    arrays.update({
+        "s_doc": s_doc.astype(np.uint32), "s_concept": b.s_concept[sorder].astype(np.uint32),
+        "s_ann": b.s_ann[sorder], "s_pos": b.s_pos[sorder].reshape(-1, 4),
+        "s_offsets": np.searchsorted(s_doc, np.arange(len(b.docs) + 1)).astype(np.int64),
+    })
     tmp = folder.with_name(folder.name + ".tmp")
     shutil.rmtree(tmp, ignore_errors=True)
     tmp.mkdir(parents=True)
@@ -188,16 +222,29 @@ class Segment:
         self.agreement: np.ndarray = arrays["agreement"]
         self.meaning: np.ndarray = arrays["meaning"]
         self.offsets: np.ndarray = arrays["offsets"]
+        self.s_concept: np.ndarray = arrays["s_concept"]
+        self.s_ann: np.ndarray = arrays["s_ann"]
+        self.s_pos: np.ndarray = arrays["s_pos"]
+        self.s_offsets: np.ndarray = arrays["s_offsets"]
+        self.s_doc: np.ndarray = arrays["s_doc"]
+        self._doc_index: dict[str, int] | None = None
 
     def __len__(self) -> int:
-        return len(self.doc)
+        return len(self.doc) + len(self.s_doc)
+
+    def local(self, doc: str) -> int | None:
+        if self._doc_index is None:
+            self._doc_index = {d: i for i, d in enumerate(self.docs)}
+        return self._doc_index.get(doc)
 
     def block(self) -> Block:
         concept = np.repeat(np.arange(len(self.concepts), dtype=np.int64), np.diff(self.offsets))
         return Block(self.concepts, self.docs, concept, np.asarray(self.doc, np.int64),
                      np.asarray(self.node), np.asarray(self.labels), np.asarray(self.agreement),
                      np.asarray(self.meaning), frozenset(self.retires), frozenset(self.typed),
-                     frozenset(self.dropped))
+                     frozenset(self.dropped), np.asarray(self.s_doc, np.int64),
+                     np.asarray(self.s_concept, np.int64), np.asarray(self.s_ann),
+                     np.asarray(self.s_pos).reshape(-1, 4))
 
 
 def _node_number(iri: str) -> int:
@@ -260,6 +307,31 @@ class View:
             typed.update(seg.typed)
         #: how many documents the store holds (``select-document-count``)
         self.documents = len(typed)
+        # per segment, the documents a later segment drops (their spans there no longer count)
+        self.dropped_after: list[set[str]] = []
+        later: set[str] = set()
+        for seg in reversed(self.segments):
+            self.dropped_after.append(set(later))
+            later.update(seg.dropped)
+        self.dropped_after.reverse()
+
+    def spans(self, doc: str, concepts: Iterable[str]) -> dict[str, dict[int, tuple[int, int, int, int]]]:
+        """concept → annotation number → (start, end, passage start, passage end), for the
+        annotations of ``doc`` with one of ``concepts`` among their candidates."""
+        want = set(concepts)
+        out: dict[str, dict[int, tuple[int, int, int, int]]] = {}
+        for seg, gone in zip(self.segments, self.dropped_after, strict=True):
+            i = seg.local(doc)
+            if i is None or doc in gone:
+                continue
+            a, b = int(seg.s_offsets[i]), int(seg.s_offsets[i + 1])
+            for j, c in zip(range(a, b), seg.s_concept[a:b].tolist(), strict=True):
+                iri = seg.concepts[c]
+                if iri in want:
+                    pos = seg.s_pos[j]
+                    out.setdefault(iri, {})[int(seg.s_ann[j])] = (
+                        int(pos[0]), int(pos[1]), int(pos[2]), int(pos[3]))
+        return out
 
     def postings(self, concept: str) -> tuple[np.ndarray, ...]:
         """(document number, node, labels, agreement, meaning) of ``concept``'s live entries."""
@@ -360,8 +432,10 @@ class Index:
             if m is None or before is None or m.stamp != before or change is None:
                 return
             e = _from_change(change)
+            if e is None:
+                return   # the index stays at the old stamp: out of date
             segments, nxt = list(m.segments), m.next
-            if e.doc or e.retires or e.typed or e.dropped:
+            if e.doc or e.retires or e.typed or e.dropped or e.spans:
                 block = Block.of(e)
                 while segments:   # merge into the segment before while it is not much larger
                     prev = self._segment(segments[-1])
@@ -392,6 +466,11 @@ class Index:
 
 
 _TYPE, _DOCUMENT = RDF.type.value, KGR.Document.value
+_CANDIDATE, _PASSAGE, _TARGET, _SELECTOR = (KGR.candidateConcept.value, KGR.passage.value,
+                                            OA.hasTarget.value, OA.hasSelector.value)
+_OA_START, _OA_END, _START, _END = OA.start.value, OA.end.value, KGR.start.value, KGR.end.value
+#: what places an annotation (``select-document-concept-spans``)
+_SPAN_PREDICATES = {_CANDIDATE, _PASSAGE, _TARGET, _SELECTOR, _OA_START, _OA_END, _START, _END}
 
 
 def _is_typing(q: Quad) -> bool:
@@ -400,9 +479,11 @@ def _is_typing(q: Quad) -> bool:
             and stamp.is_document(q.graph_name) and getattr(q.subject, "value", None) == getattr(q.graph_name, "value", ""))
 
 
-def _from_change(change: Change) -> Entries:
+def _from_change(change: Change) -> Entries | None:
     """A write's postings: the posting nodes it inserts, the documents it types and drops, and
-    those whose earlier postings it removes (graphs dropped; posting quads deleted)."""
+    those whose earlier postings it removes (graphs dropped; posting quads deleted); and where
+    the annotations it inserts are. None when the write changes the annotations' spans in a way
+    a segment cannot say (deletes some of them, or adds an annotation it does not place)."""
     out = Entries()
     out.dropped = {g.value for g in change.drop_graphs if stamp.is_document(g)}
     out.retires = set(out.dropped)
@@ -414,12 +495,19 @@ def _from_change(change: Change) -> Entries:
             out.retires.add(g)
         elif _is_typing(q):
             out.dropped.add(g)
+        elif q.predicate.value in _SPAN_PREDICATES:
+            return None
     nodes: dict[tuple[str, str], list[str | None]] = {}
+    facts: dict[tuple[str, str], dict[str, list[str]]] = {}   # (graph, subject) → predicate → objects
     for q in change.insert:
         k = _PREDICATES.get(q.predicate.value)
         if k is None:
             if _is_typing(q):
                 out.typed.add(getattr(q.subject, "value", ""))
+            elif q.predicate.value in _SPAN_PREDICATES and stamp.is_document(q.graph_name):
+                key = (getattr(q.graph_name, "value", ""), getattr(q.subject, "value", ""))
+                facts.setdefault(key, {}).setdefault(q.predicate.value, []).append(
+                    getattr(q.object, "value", ""))
             continue
         if not stamp.is_document(q.graph_name):
             continue
@@ -435,7 +523,32 @@ def _from_change(change: Change) -> Entries:
         out.labels.append(int(labels))
         out.agreement.append(float(agreement))
         out.meaning.append(float(meaning))
+    for (doc, ann), f in facts.items():
+        cands = f.get(_CANDIDATE)
+        if not cands:
+            continue
+        placed = _place(doc, f, facts)
+        if placed is None:
+            return None
+        for c in cands:
+            out.spans.append((doc, c, _node_number(ann), placed))
     return out
+
+
+def _place(doc: str, ann: dict[str, list[str]],
+           facts: dict[tuple[str, str], dict[str, list[str]]]) -> tuple[int, int, int, int] | None:
+    """An annotation's (start, end, passage start, passage end), from the quads of the write."""
+    try:
+        passage = facts[(doc, ann[_PASSAGE][0])]
+        target = facts[(doc, ann[_TARGET][0])]
+        for sel in target[_SELECTOR]:
+            f = facts.get((doc, sel), {})
+            if _OA_START in f and _OA_END in f:
+                return (int(f[_OA_START][0]), int(f[_OA_END][0]),
+                        int(passage[_START][0]), int(passage[_END][0]))
+    except (KeyError, IndexError, ValueError):
+        return None
+    return None
 
 
 # --- the module's interface ----------------------------------------------------------------
@@ -497,6 +610,26 @@ def arrays(store: Store, concepts: Sequence[str]) -> tuple[list[str], dict[str, 
     return view.docs, out, view.documents
 
 
+def spans(store: Store, pairs: Sequence[tuple[str, str]]) -> dict[tuple[str, str], list[tuple[int, int, int, int]]] | None:
+    """(document, concept) → (start, end, passage start, passage end) of each annotation of the
+    document with the concept among its candidates, in document order — as
+    ``select-document-concept-spans`` gives them — when the index is current; else None."""
+    idx = index_of(store)
+    if idx is None:
+        return None
+    view = idx.view(stamp.read(store))
+    if view is None:
+        return None
+    by_doc: dict[str, list[str]] = {}
+    for d, c in pairs:
+        by_doc.setdefault(d, []).append(c)
+    out: dict[tuple[str, str], list[tuple[int, int, int, int]]] = {}
+    for d, cs in by_doc.items():
+        for c, anns in view.spans(d, cs).items():
+            out[(d, c)] = sorted(anns.values())
+    return out
+
+
 def refresh(store: Store) -> bool:
     """Rebuild the index from the store's postings unless it is current (after indexing, by the
     writer; logs what it does). Returns whether the index is current now."""
@@ -525,6 +658,11 @@ def refresh(store: Store) -> bool:
                 entries.labels.append(int(r["labels"].value))
                 entries.agreement.append(float(r["agreement"].value))
                 entries.meaning.append(float(r["meaning"].value))
+            for r in store.select("select-document-concept-spans",
+                                  values=Values.column("doc", docs[i:i + BATCH])):
+                entries.spans.append((r["doc"].value, r["concept"].value, _node_number(r["ann"].value),
+                                      (int(r["start"].value), int(r["end"].value),
+                                       int(r["pstart"].value), int(r["pend"].value))))
         if stamp.read(store) != now or now is None:
             return False   # written meanwhile (a remote store): the next refresh tries again
         idx.reset(now, entries)
@@ -537,4 +675,4 @@ def prepare(store: Store) -> None:
     refresh(store)
 
 
-__all__ = ["FORMAT", "Columns", "Index", "arrays", "follow", "index_of", "prepare", "refresh"]
+__all__ = ["FORMAT", "Columns", "Index", "arrays", "follow", "index_of", "prepare", "refresh", "spans"]

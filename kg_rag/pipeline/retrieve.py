@@ -35,6 +35,7 @@ import numpy as np
 from pyoxigraph import NamedNode
 
 from kg_rag.model import Contribution, MatchedConcept, Mention, Result, Selection
+from kg_rag.pipeline import posting_index
 from kg_rag.pipeline.postings import (
     ConceptPostings,
     Gathered,
@@ -496,6 +497,11 @@ def ranked(store: Store, concepts: list[QueryConcept], k: int, lang: str,
 def _spans(store: Store, pairs: list[tuple[str, str]]) -> dict[tuple[str, str], list[tuple[int, int, int, int]]]:
     """(document, concept) → (start, end, passage start, passage end) of each annotation of the
     document with the concept among its candidates, in document order."""
+    if not pairs:
+        return {}
+    fast = posting_index.spans(store, pairs)
+    if fast is not None:
+        return fast
     out: dict[tuple[str, str], dict[str, tuple[int, int, int, int]]] = defaultdict(dict)
     if pairs:
         rows = store.select("select-document-concept-spans", values=Values(

@@ -15,7 +15,7 @@ from kg_rag.api import KnowledgeGraph
 from kg_rag.cli.demo import build_demo
 from kg_rag.documents.readers import SourceDocument
 from kg_rag.errors import StoreError
-from kg_rag.pipeline import posting_index, postings
+from kg_rag.pipeline import posting_index, postings, retrieve
 from kg_rag.store import Change, EmbeddedStore, stamp
 
 QUESTIONS = [("הגבר קרא בקול עם הזריחה", "he"), ("הפירות העמיסו על הבדים", "he"),
@@ -63,6 +63,16 @@ def _current_and_same(kg: KnowledgeGraph) -> None:
     assert fast is not None, "the index is out of date"
     assert _plain(postings.read(kg.store, concepts)) == _through_store(kg, concepts)
     assert fast[2] == int(kg.store.select("select-document-count")[0]["n"].value)
+    # where the annotations are (highlights, best passage): every pair of the postings
+    pairs = [(d, c) for d, per in postings.read(kg.store, concepts).items() for c in per]
+    from_index = posting_index.spans(kg.store, pairs)
+    real = posting_index.spans
+    posting_index.spans = lambda store, ps: None  # type: ignore[assignment]
+    try:
+        from_store = retrieve._spans(kg.store, pairs)
+    finally:
+        posting_index.spans = real  # type: ignore[assignment]
+    assert from_index == from_store and len(from_store) == len(pairs)
 
 
 def _answers(kg: KnowledgeGraph) -> list[list[tuple[str, float, float]]]:
