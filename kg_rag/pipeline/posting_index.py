@@ -639,8 +639,8 @@ def refresh(store: Store) -> bool:
     follow(store)
     with store.write_lock:
         now = stamp.read(store)
-        if now is None:   # no stamp yet (nothing written since kg-rag kept one): set one
-            store.apply(Change(drop_graphs=[stamp.GRAPH], insert=stamp.quads(stamp.new_token())))
+        if now is None:   # no stamp yet (nothing written since kg-rag kept one), or two: set one
+            stamp.move(store)
             now = stamp.read(store)
         if idx.view(now) is not None:
             return True

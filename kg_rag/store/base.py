@@ -180,9 +180,7 @@ class Store(ABC):
         told after (not when the write fails: their data stays at a stamp the store no longer
         has, so it is out of date, as it should be)."""
         with self.write_lock:
-            before = stamp.read(self)
-            after = stamp.new_token()
-            self._apply(Change(drop_graphs=[stamp.GRAPH], insert=stamp.quads(after)))
+            before, after = stamp.move(self)
             yield
             for follower in self._followers:
                 follower(self, before, after, change)

@@ -49,10 +49,28 @@ def touches_documents(change: Change) -> bool:
         is_document(q.graph_name) for q in change.insert)
 
 
+def tokens(store: Store) -> list[str]:
+    """Every stamp token the store holds (one, unless none was set yet or two writers raced)."""
+    return sorted(r["stamp"].value for r in store.select("select-documents-stamp", bind={"g": GRAPH}))
+
+
 def read(store: Store) -> str | None:
     """The store's stamp; None when it has none, or more than one."""
-    rows = store.select("select-documents-stamp", bind={"g": GRAPH})
-    return rows[0]["stamp"].value if len(rows) == 1 else None
+    held = tokens(store)
+    return held[0] if len(held) == 1 else None
+
+
+def move(store: Store) -> tuple[str | None, str]:
+    """Replace the stamp by a new token: (the stamp before — None when there was not exactly
+    one —, the new token). Only the tokens read are deleted, so two writers that race on a
+    remote store leave two tokens (no stamp: whatever was derived is out of date) instead of
+    one that claims a state neither of them saw whole."""
+    from kg_rag.store.base import Change
+
+    held = tokens(store)
+    after = new_token()
+    store._apply(Change(delete=[q for t in held for q in quads(t)], insert=quads(after)))
+    return (held[0] if len(held) == 1 else None), after
 
 
 def new_token() -> str:
@@ -63,4 +81,4 @@ def quads(token: str) -> list[Quad]:
     return [Quad(GRAPH, KGR.documentsStamp, Literal(token), GRAPH)]
 
 
-__all__ = ["DOCUMENTS", "GRAPH", "is_document", "new_token", "quads", "read", "touches_documents"]
+__all__ = ["DOCUMENTS", "GRAPH", "is_document", "move", "new_token", "quads", "read", "tokens", "touches_documents"]

@@ -182,3 +182,29 @@ def test_an_in_memory_store_keeps_none() -> None:
     assert posting_index.index_of(store) is None
     assert posting_index.arrays(store, ["x"]) is None
     assert not posting_index.refresh(store)
+
+
+def test_two_writers_that_race_leave_it_out_of_date(demo: Path, tmp_path: Path) -> None:
+    """Two processes writing one remote store: B reads the stamp, A moves it and writes, B moves
+    the stamp it read and writes; whichever follower comes first, the index is never current
+    with only one of the two writes in it."""
+    kg = _open(demo, tmp_path)
+    store = kg.store
+    docs = [NamedNode("https://w3id.org/kg-rag/id/doc/" + d["id"]) for d in kg.documents()[:2]]
+    for b_first in (True, False):
+        assert posting_index.refresh(store)
+        read_by_b = stamp.tokens(store)                       # B reads the stamp …
+        before_a, after_a = stamp.move(store)                 # … A moves it, as its write begins
+        after_b = stamp.new_token()                           # B moves the one it read
+        store._apply(Change(delete=[q for t in read_by_b for q in stamp.quads(t)],
+                            insert=stamp.quads(after_b)))
+        a, b = Change(drop_graphs=[docs[0]]), Change(drop_graphs=[docs[1]])
+        store._apply(a)
+        store._apply(b)
+        followers = [(read_by_b[0], after_b, b), (before_a, after_a, a)]
+        for before, after, change in (followers if b_first else followers[::-1]):
+            posting_index._follower(store, before, after, change)
+        assert stamp.read(store) is None                      # two tokens: no stamp
+        assert posting_index.arrays(store, ["x"]) is None
+        docs = [NamedNode("https://w3id.org/kg-rag/id/doc/" + d["id"]) for d in kg.documents()[:2]]
+    kg.close()
