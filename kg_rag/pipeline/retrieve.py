@@ -34,6 +34,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 from pyoxigraph import NamedNode
 
+from kg_rag.derived import Derived, Table
 from kg_rag.model import Contribution, MatchedConcept, Mention, Result, Selection
 from kg_rag.pipeline import posting_index
 from kg_rag.pipeline.postings import (
@@ -136,23 +137,42 @@ def expand(store: Store, concepts: Iterable[QueryConcept],
     weights = config.weights
     if not base or not any(weights.values()):
         return list(base.values())
-    rows = store.select("select-concept-neighbours",
-                        values=Values.column("concept", [NamedNode(i) for i in base]))
     best: dict[str, QueryConcept] = dict(base)
-    for r in rows:
-        src = base[r["concept"].value]
-        rel_iri = r["rel"].value
-        rel = rel_iri.rsplit("#", 1)[-1]
-        factor = weights.get(rel, 0.0)
-        w, p = factor * src.weight, factor * src.probability
-        n = r["neighbour"].value
-        focus = src.focus and rel in config.same_meaning
-        if w <= 0:
-            continue
-        cur = best.get(n)
-        if cur is None or (cur.iri not in base and (cur.weight, cur.probability, cur.focus) < (w, p, focus)):
-            best[n] = QueryConcept(n, w, p, focus, src.decision, src.mention, src, rel_iri, factor)
+    found = neighbours(store, list(base))
+    for c, src in base.items():   # in the concepts' order, each one's neighbours in IRI order
+        for rel_iri, n in found[c]:
+            rel = rel_iri.rsplit("#", 1)[-1]
+            factor = weights.get(rel, 0.0)
+            w, p = factor * src.weight, factor * src.probability
+            focus = src.focus and rel in config.same_meaning
+            if w <= 0:
+                continue
+            cur = best.get(n)
+            if cur is None or (cur.iri not in base and (cur.weight, cur.probability, cur.focus) < (w, p, focus)):
+                best[n] = QueryConcept(n, w, p, focus, src.decision, src.mention, src, rel_iri, factor)
     return list(best.values())
+
+
+#: concept → its (relation, neighbour) pairs: vocabulary facts, kept until the vocabularies change
+NEIGHBOURS: Table[str, tuple[tuple[str, str], ...]] = Table("concept-neighbours", 50_000)
+#: concept → its labels (text, language tag, kind), the same
+LABELS: Table[str, tuple[tuple[str, str | None, str], ...]] = Table("concept-labels", 50_000)
+
+
+def neighbours(store: Store, iris: Sequence[str]) -> dict[str, tuple[tuple[str, str], ...]]:
+    """concept → its thesaurus and wordnet neighbours and mappings (``select-concept-neighbours``)
+    as (relation IRI, neighbour IRI), sorted — the same on every engine."""
+    cache = Derived.of(store).table(NEIGHBOURS)
+    known, todo = cache.split(iris)
+    if todo:
+        got: dict[str, set[tuple[str, str]]] = {c: set() for c in todo}
+        for r in store.select("select-concept-neighbours",
+                              values=Values.column("concept", [NamedNode(i) for i in todo])):
+            got[r["concept"].value].add((r["rel"].value, r["neighbour"].value))
+        for c, pairs in got.items():
+            known[c] = tuple(sorted(pairs))
+            cache.put(c, known[c])
+    return known
 
 
 def concept_labels(store: Store, iris: Iterable[str], lang: str) -> dict[str, str]:
@@ -160,17 +180,25 @@ def concept_labels(store: Store, iris: Iterable[str], lang: str) -> dict[str, st
     iris = list(dict.fromkeys(iris))
     if not iris:
         return {}
-    rows = store.select("select-concept-labels", values=Values.column("concept", [NamedNode(i) for i in iris]))
+    cache = Derived.of(store).table(LABELS)
+    known, todo = cache.split(iris)
+    if todo:
+        got: dict[str, set[tuple[str, str | None, str]]] = {c: set() for c in todo}
+        for r in store.select("select-concept-labels",
+                              values=Values.column("concept", [NamedNode(i) for i in todo])):
+            lit = r["label"]
+            got[r["concept"].value].add((lit.value, getattr(lit, "language", None), r["kind"].value))
+        for c, labels in got.items():
+            known[c] = tuple(sorted(labels, key=lambda x: (x[0], x[1] or "", x[2])))
+            cache.put(c, known[c])
     rank_kind = {"pref": 0, "alt": 1, "lemma": 2}
     best: dict[str, tuple[tuple[int, int, str], str]] = {}
-    for r in rows:
-        lit = r["label"]
-        tag = base_language(getattr(lit, "language", None))
-        lang_rank = 0 if tag == lang else 1 if tag == "en" else 2
-        key = (lang_rank, rank_kind.get(r["kind"].value, 3), lit.value)
-        c = r["concept"].value
-        if c not in best or key < best[c][0]:
-            best[c] = (key, lit.value)
+    for c in iris:
+        for text, tag, kind in known[c]:
+            base = base_language(tag)
+            key = (0 if base == lang else 1 if base == "en" else 2, rank_kind.get(kind, 3), text)
+            if c not in best or key < best[c][0]:
+                best[c] = (key, text)
     return {c: v[1] for c, v in best.items()}
 
 
