@@ -557,18 +557,40 @@ _INDEXES: dict[str, Index] = {}
 _INDEXES_LOCK = threading.Lock()
 
 
-def index_of(store: Store) -> Index | None:
-    """The store's posting index (None for an in-memory store)."""
-    if store.location in ("", ":memory:"):
-        return None
+def _index(store: Store, identity: str) -> Index:
     folder = Derived.of(store).cache_dir / "postings" / (
-        f"{FORMAT}-" + hashlib.sha256(f"{store.kind}\x1f{store.location}".encode()).hexdigest()[:20])
+        f"{FORMAT}-" + hashlib.sha256(identity.encode()).hexdigest()[:20])
     key = str(folder)
     with _INDEXES_LOCK:
         idx = _INDEXES.get(key)
         if idx is None:
             idx = _INDEXES[key] = Index(folder)
         return idx
+
+
+def _keeps(store: Store) -> bool:
+    return store.location not in ("", ":memory:")
+
+
+def current(store: Store) -> View | None:
+    """The index as of the store's stamp (one small query), or None when it is not current —
+    or the store keeps none (in memory) or has no stamp yet."""
+    if not _keeps(store):
+        return None
+    tokens, identity = stamp.state(store)
+    if identity is None or len(tokens) != 1 or not stamp.finished(tokens[0]):
+        return None
+    return _index(store, identity).view(tokens[0])
+
+
+def index_of(store: Store) -> Index | None:
+    """The store's posting index (None for an in-memory store, or one without a stamp yet). It
+    is named by the store's identity (:func:`kg_rag.store.stamp.move`), not its folder: a copy
+    of the store shares it, and is current in it while its stamp is the manifest's."""
+    if not _keeps(store):
+        return None
+    identity = stamp.state(store)[1]
+    return None if identity is None else _index(store, identity)
 
 
 def _follower(store: Store, before: str | None, after: str, change: Change | None) -> None:
@@ -584,7 +606,7 @@ def _follower(store: Store, before: str | None, after: str, change: Change | Non
 
 def follow(store: Store) -> None:
     """Keep the store's posting index current with this process's writes."""
-    if index_of(store) is not None:
+    if _keeps(store):
         store.follow_documents(_follower)
 
 
@@ -596,10 +618,7 @@ def arrays(store: Store, concepts: Sequence[str]) -> tuple[list[str], dict[str, 
     the store's stamp (None when it is not: read the store instead): the documents' IRIs by
     number; per concept with any, one entry per node — (document number, label count,
     agreement sum, meaning probability) in document order; and how many documents the store has."""
-    idx = index_of(store)
-    if idx is None:
-        return None
-    view = idx.view(stamp.read(store))
+    view = current(store)
     if view is None:
         return None
     out: dict[str, Columns] = {}
@@ -614,10 +633,7 @@ def spans(store: Store, pairs: Sequence[tuple[str, str]]) -> dict[tuple[str, str
     """(document, concept) → (start, end, passage start, passage end) of each annotation of the
     document with the concept among its candidates, in document order — as
     ``select-document-concept-spans`` gives them — when the index is current; else None."""
-    idx = index_of(store)
-    if idx is None:
-        return None
-    view = idx.view(stamp.read(store))
+    view = current(store)
     if view is None:
         return None
     by_doc: dict[str, list[str]] = {}
@@ -633,15 +649,20 @@ def spans(store: Store, pairs: Sequence[tuple[str, str]]) -> dict[tuple[str, str
 def refresh(store: Store) -> bool:
     """Rebuild the index from the store's postings unless it is current (after indexing, by the
     writer; logs what it does). Returns whether the index is current now."""
-    idx = index_of(store)
-    if idx is None or store.read_only:
+    if not _keeps(store) or store.read_only:
         return False
     follow(store)
     with store.write_lock:
-        now = stamp.read(store)
-        if now is None:   # no stamp yet (nothing written since kg-rag kept one), or two: set one
+        tokens, identity = stamp.state(store)
+        if len(tokens) == 1 and not stamp.finished(tokens[0]):
+            return False   # a write under way (another process), or one that failed: later
+        if len(tokens) != 1 or identity is None:   # none yet, or two writers raced: set one
             stamp.move(store)
-            now = stamp.read(store)
+            tokens, identity = stamp.state(store)
+            if len(tokens) != 1 or identity is None or not stamp.finished(tokens[0]):
+                return False
+        now = tokens[0]
+        idx = _index(store, identity)
         if idx.view(now) is not None:
             return True
         docs = [r["doc"] for r in store.select("select-documents")]
@@ -675,4 +696,4 @@ def prepare(store: Store) -> None:
     refresh(store)
 
 
-__all__ = ["FORMAT", "Columns", "Index", "arrays", "follow", "index_of", "prepare", "refresh", "spans"]
+__all__ = ["FORMAT", "Columns", "Index", "View", "arrays", "current", "follow", "index_of", "prepare", "refresh", "spans"]

@@ -176,12 +176,13 @@ class Store(ABC):
 
     @contextmanager
     def _documents_write(self, change: Change | None) -> Iterator[None]:
-        """Around a write that may touch document graphs: the stamp moved first, the followers
-        told after (not when the write fails: their data stays at a stamp the store no longer
-        has, so it is out of date, as it should be)."""
+        """Around a write that may touch document graphs: a pending stamp first, a finished one
+        after, then the followers told (not when the write fails: the pending stamp stays, and
+        their data is out of date, as it should be)."""
         with self.write_lock:
-            before, after = stamp.move(self)
+            before, pending = stamp.begin(self)
             yield
+            after = stamp.finish(self, pending)
             for follower in self._followers:
                 follower(self, before, after, change)
 
