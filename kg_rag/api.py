@@ -305,6 +305,18 @@ class KnowledgeGraph:
         return redecide(self.store, self.write_lock, self.annotator, selector, mode.value, docs,
                         below, limit, dry_run, progress, total, batch)
 
+    def postings(self, rebuild: bool = False) -> dict[str, Any]:
+        """The ranking's posting index (:mod:`kg_rag.pipeline.posting_index`): where it is and
+        whether it is current; ``rebuild`` brings it to the store's stamp first (reads every
+        posting of the store: minutes at tens of thousands of documents)."""
+        from kg_rag.pipeline import posting_index
+
+        if rebuild:
+            self.store.check_writable()
+            with self.write_lock:
+                posting_index.refresh(self.store)
+        return posting_index.status(self.store)
+
     def delete(self, doc_id: str) -> None:
         iri = record.doc_iri(doc_id)
         with self.write_lock:

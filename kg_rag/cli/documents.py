@@ -100,6 +100,13 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_delete)
 
+    p = sub.add_parser("postings", help="the ranking's posting index: where it is, whether it is "
+                                         "current; --rebuild brings it to the store's documents")
+    p.add_argument("--rebuild", action="store_true",
+                   help="rebuild it from the store's postings unless it is current (minutes on a large store)")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_postings)
+
     p = sub.add_parser("documents", help="list indexed documents")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_documents)
@@ -212,4 +219,18 @@ def cmd_documents(args: argparse.Namespace) -> int:
     else:
         for d in docs:
             print(for_terminal(f"{d['id']}\t{d['lang']}\t{d['title']}"))
+    return 0
+
+
+def cmd_postings(args: argparse.Namespace) -> int:
+    with KnowledgeGraph(store_from_args(args)) as kg:
+        state = kg.postings(rebuild=args.rebuild)
+    if args.json:
+        print_json(state)
+    elif state["current"]:
+        print(f"posting index current: {state['documents']} documents, {state['postings']} "
+              f"postings, {state['spans']} annotation spans in {state['segments']} segment(s) "
+              f"({state['folder']})")
+    else:
+        print(f"posting index not current (ask reads the store's postings, slower): {state['why']}")
     return 0

@@ -405,6 +405,8 @@ class Index:
         for p in self.folder.iterdir():
             if p.is_dir() and p.name not in keep:
                 shutil.rmtree(p, ignore_errors=True)
+        # and let go of the mapped files of segments merged away (a long run merges hundreds)
+        self._segments = {n: seg for n, seg in self._segments.items() if n in keep}
 
     def view(self, current: str | None) -> View | None:
         """The index as of stamp ``current``, or None when it is not at that stamp."""
@@ -690,10 +692,39 @@ def refresh(store: Store) -> bool:
         return True
 
 
+def status(store: Store) -> dict[str, object]:
+    """What ``kg-rag postings`` shows: whether the store keeps an index, where, whether it is
+    current, its segments and entries."""
+    if not _keeps(store):
+        return {"kept": False, "current": False, "why": "an in-memory store keeps no posting index"}
+    tokens, identity = stamp.state(store)
+    if identity is None:
+        return {"kept": False, "current": False,
+                "why": "no document was written through this kg-rag yet"}
+    idx = _index(store, identity)
+    m = idx.manifest()
+    view = current(store)
+    out: dict[str, object] = {"kept": True, "current": view is not None, "folder": str(idx.folder),
+                              "stamp": tokens[0] if len(tokens) == 1 else None,
+                              "index_stamp": m.stamp if m else None}
+    if view is not None:
+        out.update(segments=len(view.segments), documents=view.documents,
+                   postings=sum(len(s.doc) for s in view.segments),
+                   spans=sum(len(s.s_doc) for s in view.segments))
+    elif len(tokens) == 1 and not stamp.finished(tokens[0]):
+        out["why"] = "a write is under way, or one failed: the next write or index run settles it"
+    elif len(tokens) > 1:
+        out["why"] = "two writers raced on this store: the next index run rebuilds it"
+    else:
+        out["why"] = ("a write it could not follow (a SPARQL update, another tool, another "
+                      "process's write): rebuild it with `kg-rag postings --rebuild` or any index run")
+    return out
+
+
 def prepare(store: Store) -> None:
     """Before a writer's first write: follow the store, and bring the index to the current
     stamp (while the store is smallest: the writes that follow keep it there)."""
     refresh(store)
 
 
-__all__ = ["FORMAT", "Columns", "Index", "View", "arrays", "current", "follow", "index_of", "prepare", "refresh", "spans"]
+__all__ = ["FORMAT", "Columns", "Index", "View", "arrays", "current", "follow", "index_of", "prepare", "refresh", "spans", "status"]

@@ -3,6 +3,7 @@ an error, nothing indexed), no absolute path of the indexing machine in the stor
 
 from __future__ import annotations
 
+import gc
 import json
 from pathlib import Path
 
@@ -178,3 +179,29 @@ def test_the_bar_of_a_document_in_sections() -> None:
     assert within.bar is bar and "deciding 9" in str(bar)
     within("long", "decide", 9, 9)
     assert within.bar is None
+
+
+def test_postings_says_whether_the_index_is_current_and_rebuilds_it(
+        store: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from kg_rag.api import KnowledgeGraph
+
+    capsys.readouterr()
+    assert main(["--store", str(store), "postings"]) == 0
+    assert "not current" in capsys.readouterr().out          # nothing indexed yet
+    assert main(["--store", str(store), "index", str(corpus(tmp_path / "corpus"))]) == 0
+    capsys.readouterr()
+    assert main(["--store", str(store), "postings", "--json"]) == 0
+    state = json.loads(capsys.readouterr().out)
+    assert state["current"] and state["documents"] == 2 and state["postings"] > 0
+    kg = KnowledgeGraph.open(path=str(store))                 # an update it cannot follow
+    kg.update("INSERT DATA { GRAPH <https://w3id.org/kg-rag/id/doc/x> "
+              "{ <https://w3id.org/kg-rag/id/doc/x> <http://example.org/p> 1 } }")
+    kg.close()
+    del kg
+    gc.collect()   # the engine lets go of its lock when the store object goes
+    assert main(["--store", str(store), "postings"]) == 0
+    out = capsys.readouterr().out
+    assert "not current" in out and "--rebuild" in out
+    assert main(["--store", str(store), "postings", "--rebuild"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("posting index current: 2 documents")
