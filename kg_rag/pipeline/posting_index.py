@@ -601,7 +601,7 @@ def _follower(store: Store, before: str | None, after: str, change: Change | Non
         return
     try:
         idx.append(before, after, change)
-    except OSError as e:   # the index only falls behind: ranking reads through SPARQL
+    except (OSError, ValueError, KeyError) as e:   # the write stands; the index falls behind
         log.warning("could not keep the ranking's posting index current (%s); ranking reads "
                     "the store until the next index run rebuilds it", e)
 

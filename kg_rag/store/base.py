@@ -240,13 +240,11 @@ class Store(ABC):
     def user_update(self, text: str, base_iri: str | None = None) -> None:
         """Run a user's update (the service's ``/sparql`` updates, :meth:`KnowledgeGraph.update`),
         after :func:`check_user_update`; ``base_iri`` resolves its relative IRIs where the engine
-        supports it. It may write any graph: it moves the documents stamp, before and after."""
+        supports it. It may write any graph: it moves the documents stamp."""
         self.check_writable()
         check_user_update(text)
         with self._documents_write(None):
             self._user_update(text, base_iri)
-        with self._documents_write(None):   # a follower that rebuilt meanwhile is out of date
-            pass
 
     def _user_update(self, text: str, base_iri: str | None) -> None:
         self.execute_update(text)

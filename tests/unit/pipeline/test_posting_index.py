@@ -231,3 +231,20 @@ def test_no_rebuild_while_another_writer_is_writing(demo: Path, tmp_path: Path) 
     posting_index._follower(store, before, after, change)
     _current_and_same(kg)
     kg.close()
+
+
+def test_a_failing_index_never_fails_the_write(demo: Path, tmp_path: Path,
+                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    kg = _open(demo, tmp_path)
+    assert posting_index.refresh(kg.store)
+
+    def broken(*_: object) -> None:
+        raise ValueError("a damaged segment")
+
+    monkeypatch.setattr(posting_index.Index, "append", broken)
+    kg.delete(kg.documents()[0]["id"])                         # written, not followed:
+    assert posting_index.arrays(kg.store, ["x"]) is None       # the index is out of date
+    kg.index_documents([SourceDocument("extra-2", "The river bank was steep.", "en")])
+    assert "extra-2" in {d["id"] for d in kg.documents()}     # written; the run's end rebuilt it
+    _current_and_same(kg)
+    kg.close()
