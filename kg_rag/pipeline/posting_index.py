@@ -1,28 +1,35 @@
 """The ranking's postings as arrays on disk, kept current with the store's document writes.
 
-Ranking reads, for every query concept, every document's posting of it (:mod:`.postings`).
-Through SPARQL that is ~30 µs a row — at 10,000 documents ~8,600 rows, a quarter of a second, a
-question (bench/ANALYSIS.md). This index holds the same postings as numpy arrays, sorted by
-concept, so a question reads a slice per concept.
+Ranking reads, for every query concept, every document's posting of it (:mod:`.postings`), and
+for the documents it shows, where their annotations of the matched concepts are. Through SPARQL
+that is ~30 µs a row — at 10,000 documents ~8,600 rows, a quarter of a second, a question
+(bench/ANALYSIS.md). This index holds the same facts as numpy arrays.
 
-**What it holds.** Exactly the posting nodes of the store's document graphs, at one documents
-stamp (:mod:`kg_rag.store.stamp`): ``manifest.json`` names the stamp and the *segments*, each a
-folder of arrays (per entry: document, node, label count, agreement sum, meaning probability;
-sorted by concept) and the documents it *retires* — a document dropped or rewritten by the write
-the segment comes from, whose entries in earlier segments no longer count. Segments never
-change once written; the manifest is replaced whole (written aside, renamed), under a lock.
+**What it holds.** Exactly what the store's document graphs say, at one documents stamp
+(:mod:`kg_rag.store.stamp`): ``manifest.json`` names the stamp and the *segments*, each a folder
+of arrays — the posting nodes (document, node, label count, agreement sum, meaning probability;
+sorted by concept, then document), the annotations' spans (document, candidate concept,
+annotation, mention and passage offsets; by document) — and the documents the write it comes
+from *retires* (their postings in earlier segments no longer count: dropped or rewritten),
+*drops* (their spans and their being a document no longer count) and *types* (``a
+kgr:Document``: the number of documents). Segments never change once written; the manifest is
+replaced whole (written aside, renamed) under a lock. The folder is named by the store's
+identity, so a copy of the store folder finds it.
 
-**When it is used.** :func:`read` answers only when the manifest's stamp is the store's; else
-None, and the caller reads the postings through SPARQL as before — so the answers are the same
-either way, and an out-of-date index costs speed, never correctness.
+**When it is used.** :func:`arrays` and :func:`spans` answer only when the manifest's stamp is
+the store's finished stamp (:func:`current`); else None, and the caller reads the store as
+before — so the answers are the same either way, and an out-of-date index costs speed, never
+correctness.
 
 **How it is kept.** The store tells :func:`follow`'s follower of every write of a document graph
 (:meth:`~kg_rag.store.base.Store.follow_documents`): when the index was current at the stamp
-before the write, the write's posting quads become a new segment and the manifest moves to the
-new stamp; adjacent segments are merged when the newer is not much smaller (so a store keeps
-O(log n) segments). Anything else — a user's SPARQL update, a write by a process that did not
-follow, a failed write — leaves the index at an old stamp: :func:`refresh` (after indexing)
-rebuilds it from the store's postings, and until then ranking reads through SPARQL.
+before the write, the write's quads become a new segment, merged into the one before while that
+one is at most :data:`MERGE_RATIO` times larger (so a store keeps O(log n) segments), and the
+manifest moves to the write's stamp. Anything else — a user's SPARQL update, a write by a
+process that does not follow, a failed write, two writers racing, a write that deletes some
+annotation quads — leaves the index at an old stamp: :func:`refresh` (at the start and end of an
+index run, ``kg-rag postings --rebuild``) rebuilds it from the store, never while a write is
+under way, and until then ranking reads the store.
 
 In-memory stores keep no index (nothing to keep it beside).
 """

@@ -28,6 +28,9 @@ or once they are derived, the triple ``<…/graph/postings> kgr:postingsVersion 
 graph says that every document has them, and later processes skip the check; ranking itself
 writes nothing unless it has to derive). A document written in several updates has one node per
 update and concept; the reader sums them.
+
+The same numbers are also kept as arrays beside the store (:mod:`.posting_index`); :func:`gather`
+reads those while they are current, and the posting nodes otherwise.
 """
 
 from __future__ import annotations
