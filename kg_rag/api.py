@@ -271,7 +271,7 @@ class KnowledgeGraph:
         if worth_building(self.store, sum(len(d.text) for d in docs)):
             prepare(self.store)   # the lemma and evidence indexes: a long run pays them back
         with self.write_lock:
-            posting_index.prepare(self.store)   # current now, the run's writes keep it so
+            posting_index.refresh(self.store)   # current now, the run's writes keep it so
             if workers > 1 and len(docs) > 1:
                 from kg_rag.pipeline.parallel import index_parallel
 

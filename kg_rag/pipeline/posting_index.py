@@ -728,10 +728,4 @@ def status(store: Store) -> dict[str, object]:
     return out
 
 
-def prepare(store: Store) -> None:
-    """Before a writer's first write: follow the store, and bring the index to the current
-    stamp (while the store is smallest: the writes that follow keep it there)."""
-    refresh(store)
-
-
-__all__ = ["FORMAT", "Columns", "Index", "View", "arrays", "current", "follow", "index_of", "prepare", "refresh", "spans", "status"]
+__all__ = ["FORMAT", "Columns", "Index", "View", "arrays", "current", "follow", "index_of", "refresh", "spans", "status"]

@@ -12,7 +12,6 @@ import pytest
 from pyoxigraph import Literal, NamedNode, Quad
 
 from kg_rag.api import KnowledgeGraph
-from kg_rag.cli.demo import build_demo
 from kg_rag.documents.readers import SourceDocument
 from kg_rag.errors import StoreError
 from kg_rag.pipeline import posting_index, postings, retrieve
@@ -20,15 +19,6 @@ from kg_rag.store import Change, EmbeddedStore, stamp
 
 QUESTIONS = [("הגבר קרא בקול עם הזריחה", "he"), ("הפירות העמיסו על הבדים", "he"),
              ("Der Hahn tropft", "de"), ("river bank", "en"), ("Bank", None)]
-
-
-@pytest.fixture(scope="module")
-def demo(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    path = tmp_path_factory.mktemp("posting-index") / "store"
-    kg = KnowledgeGraph.open(path=str(path))
-    build_demo(kg)
-    kg.close()
-    return path
 
 
 def _open(demo: Path, tmp_path: Path) -> KnowledgeGraph:

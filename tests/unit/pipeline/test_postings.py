@@ -13,7 +13,6 @@ import pytest
 from pyoxigraph import NamedNode, Quad
 
 from kg_rag.api import KnowledgeGraph
-from kg_rag.cli.demo import build_demo
 from kg_rag.errors import StoreError
 from kg_rag.namespaces import KGR
 from kg_rag.pipeline import postings
@@ -75,15 +74,6 @@ def same(a: dict[tuple[str, str], tuple[int, float, float]],
 def answers(kg: KnowledgeGraph) -> list[list[tuple[str, float, float]]]:
     return [[(r.doc_id, r.score, r.relevance) for r in kg.ask(q, lang=lang, k=10).results]
             for q, lang in QUESTIONS]
-
-
-@pytest.fixture(scope="module")
-def demo(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    path = tmp_path_factory.mktemp("postings") / "store"
-    kg = KnowledgeGraph.open(path=str(path))
-    build_demo(kg)
-    kg.close()
-    return path
 
 
 def copy(src: Path, dst: Path) -> Path:
