@@ -24,7 +24,7 @@ from pyoxigraph import NamedNode
 
 from kg_rag.errors import InputError
 from kg_rag.model import Candidate, Mention
-from kg_rag.pipeline.origins_cache import origins_cache
+from kg_rag.pipeline.kept_facts import kept_facts
 from kg_rag.store import Store, Values
 
 #: how many IRIs go into one VALUES block
@@ -65,15 +65,15 @@ class Schemes:
     def origins(self, iris: Iterable[str]) -> dict[str, Origin | None]:
         """Each IRI's :class:`Origin` (None: no loaded source types it): from this object's
         memory, else from the origins kept by earlier processes
-        (:mod:`kg_rag.pipeline.origins_cache`), else from the store (and then kept)."""
+        (:mod:`kg_rag.pipeline.kept_facts`), else from the store (and then kept)."""
         want = list(dict.fromkeys(iris))
         missing = [i for i in want if i not in self._origins]
         if missing:
             if len(self._origins) >= _CACHE_LIMIT:
                 self._origins.clear()
             names = self._source_names()
-            kept = origins_cache(self.store)
-            stored = kept.get_many(missing) if kept is not None else {}
+            kept = kept_facts(self.store)
+            stored = kept.get_many("origins", missing) if kept is not None else {}   # [g, scheme]
             ask = [i for i in missing if i not in stored]
             found: dict[str, list[tuple[str, str | None]]] = {}
             for i in range(0, len(ask), BATCH):
@@ -89,7 +89,7 @@ class Schemes:
                 pairs = sorted(found.get(iri, ()), key=lambda p: (p[0], p[1] is None, p[1] or ""))
                 asked[iri] = pairs[0] if pairs else (None, None)
             if kept is not None:
-                kept.put_many(asked)
+                kept.put_many("origins", asked)
             for iri, (g, scheme) in (stored | asked).items():
                 self._origins[iri] = None if g is None else Origin(g, names.get(g, ""), scheme)
         return {i: self._origins.get(i) for i in want}

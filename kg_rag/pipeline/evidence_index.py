@@ -92,13 +92,14 @@ class _Table:
 
 
 def rows_in(db: sqlite3.Connection, sql: str, keys: Sequence[str],
-            chunk: int = _CHUNK) -> Iterator[tuple[Any, ...]]:
+            chunk: int = _CHUNK, before: tuple[Any, ...] = ()) -> Iterator[tuple[Any, ...]]:
     """The rows of ``sql`` — whose ``IN ({})`` takes the keys — for all of ``keys``, ``chunk``
-    at a time (SQLite's bound-parameter limit). Only the number of placeholders is formatted
-    into the text: the keys themselves are bound."""
+    at a time (SQLite's bound-parameter limit); ``before``: the values of the placeholders
+    before the ``IN``. Only the number of placeholders is formatted into the text: the keys
+    themselves are bound."""
     for i in range(0, len(keys), chunk):
         part = tuple(keys[i : i + chunk])
-        yield from db.execute(sql.format(",".join("?" * len(part))), part)
+        yield from db.execute(sql.format(",".join("?" * len(part))), (*before, *part))
 
 
 def _open_ro(path: Path) -> sqlite3.Connection:

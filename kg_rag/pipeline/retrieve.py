@@ -37,6 +37,7 @@ from pyoxigraph import NamedNode
 from kg_rag.derived import Derived, Table
 from kg_rag.model import Contribution, MatchedConcept, Mention, Result, Selection
 from kg_rag.pipeline import posting_index
+from kg_rag.pipeline.kept_facts import kept_facts
 from kg_rag.pipeline.postings import (
     ConceptPostings,
     Gathered,
@@ -154,6 +155,7 @@ def expand(store: Store, concepts: Iterable[QueryConcept],
 
 
 #: concept → its (relation, neighbour) pairs: vocabulary facts, kept until the vocabularies change
+#: (and between processes: :mod:`~kg_rag.pipeline.kept_facts`)
 NEIGHBOURS: Table[str, tuple[tuple[str, str], ...]] = Table("concept-neighbours", 50_000)
 #: concept → its labels (text, language tag, kind), the same
 LABELS: Table[str, tuple[tuple[str, str | None, str], ...]] = Table("concept-labels", 50_000)
@@ -164,6 +166,12 @@ def neighbours(store: Store, iris: Sequence[str]) -> dict[str, tuple[tuple[str, 
     as (relation IRI, neighbour IRI), sorted — the same on every engine."""
     cache = Derived.of(store).table(NEIGHBOURS)
     known, todo = cache.split(iris)
+    kept = kept_facts(store) if todo else None
+    if kept is not None:
+        for c, pairs in kept.get_many("neighbours", todo).items():
+            known[c] = tuple((rel, n) for rel, n in pairs)
+            cache.put(c, known[c])
+        todo = [c for c in todo if c not in known]
     if todo:
         got: dict[str, set[tuple[str, str]]] = {c: set() for c in todo}
         for r in store.select("select-concept-neighbours",
@@ -172,6 +180,8 @@ def neighbours(store: Store, iris: Sequence[str]) -> dict[str, tuple[tuple[str, 
         for c, pairs in got.items():
             known[c] = tuple(sorted(pairs))
             cache.put(c, known[c])
+        if kept is not None:
+            kept.put_many("neighbours", {c: known[c] for c in todo})
     return known
 
 
@@ -182,6 +192,12 @@ def concept_labels(store: Store, iris: Iterable[str], lang: str) -> dict[str, st
         return {}
     cache = Derived.of(store).table(LABELS)
     known, todo = cache.split(iris)
+    kept = kept_facts(store) if todo else None
+    if kept is not None:
+        for c, labels in kept.get_many("labels", todo).items():
+            known[c] = tuple((text, tag, kind) for text, tag, kind in labels)
+            cache.put(c, known[c])
+        todo = [c for c in todo if c not in known]
     if todo:
         got: dict[str, set[tuple[str, str | None, str]]] = {c: set() for c in todo}
         for r in store.select("select-concept-labels",
@@ -191,6 +207,8 @@ def concept_labels(store: Store, iris: Iterable[str], lang: str) -> dict[str, st
         for c, labels in got.items():
             known[c] = tuple(sorted(labels, key=lambda x: (x[0], x[1] or "", x[2])))
             cache.put(c, known[c])
+        if kept is not None:
+            kept.put_many("labels", {c: known[c] for c in todo})
     rank_kind = {"pref": 0, "alt": 1, "lemma": 2}
     best: dict[str, tuple[tuple[int, int, str], str]] = {}
     for c in iris:

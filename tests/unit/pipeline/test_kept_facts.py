@@ -1,7 +1,8 @@
-"""Candidate origins kept between processes (kg_rag.pipeline.origins_cache): a later process
-gets what an earlier one asked the store, without asking it again, and the same answers as a
-store that keeps none; a load starts another table; a small store keeps none; a forked process
-does not write; a cache that cannot be written is a warning, never an error."""
+"""Vocabulary facts kept between processes (kg_rag.pipeline.kept_facts) — candidate origins,
+concept labels and neighbours: a later process gets what an earlier one asked the store, without
+asking it again, and the same answers as a store that keeps none; a load starts another table; a
+small store keeps none; a forked process does not write; a cache that cannot be written is a
+warning, never an error."""
 
 from __future__ import annotations
 
@@ -18,7 +19,8 @@ from kg_rag.annotate.schemes import Schemes
 from kg_rag.api import KnowledgeGraph
 from kg_rag.derived import Derived
 from kg_rag.pipeline import evidence_index
-from kg_rag.pipeline.origins_cache import OriginsCache, origins_cache
+from kg_rag.pipeline.kept_facts import KeptFacts, kept_facts
+from kg_rag.pipeline.retrieve import concept_labels, neighbours
 from kg_rag.store import EmbeddedStore, open_store
 from tests.support.paths import DATA
 
@@ -67,7 +69,7 @@ def test_a_later_process_reads_what_an_earlier_one_asked(tmp_path: Path,
         Derived.of(first_store, cache_dir=cache)
         first = Schemes(first_store).origins(IRIS)
         assert "select-concept-schemes" in calls
-        kept = origins_cache(first_store)
+        kept = kept_facts(first_store)
         assert kept is not None and kept.path.parent == cache and kept.path.is_file()
     del first_store, kept
     _reopen()
@@ -81,8 +83,41 @@ def test_a_later_process_reads_what_an_earlier_one_asked(tmp_path: Path,
         assert "select-concept-schemes" not in calls    # the unknown IRI was kept as unknown too
     with EmbeddedStore(":memory:") as memory:          # keeps none: asks, and answers the same
         KnowledgeGraph(memory).load([HERE / "econ-a.ttl", HERE / "econ-b.ttl"])
-        assert origins_cache(memory) is None
+        assert kept_facts(memory) is None
         assert Schemes(memory).origins(IRIS) == first
+
+
+def test_labels_and_neighbours_kept_for_a_later_process(tmp_path: Path,
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    path, cache = tmp_path / "store", tmp_path / "cache"
+    _loaded(path, ["econ-a.ttl", "econ-b.ttl"])
+    concepts = [A + "inflation", A + "deflation", B + "deflation", "urn:kgr-test:unknown"]
+    calls: list[str] = []
+    _asking(calls, monkeypatch)
+    with EmbeddedStore(path) as first_store:
+        Derived.of(first_store, cache_dir=cache)
+        labels = concept_labels(first_store, concepts, "en")
+        near = neighbours(first_store, concepts)
+        assert {"select-concept-labels", "select-concept-neighbours"} <= set(calls)
+        kept = kept_facts(first_store)
+        assert kept is not None
+        assert kept.get_many("labels", [A + "inflation"]) == {A + "inflation": [["inflation", "en", "pref"]]}
+    del first_store, kept
+    _reopen()
+    assert labels[A + "inflation"] == "inflation" and "urn:kgr-test:unknown" not in labels
+    assert ("http://www.w3.org/2004/02/skos/core#related", A + "prices") in near[A + "inflation"]
+    assert near["urn:kgr-test:unknown"] == ()
+    with EmbeddedStore(path) as later_store:      # as a new process
+        Derived.of(later_store, cache_dir=cache)
+        calls.clear()
+        assert concept_labels(later_store, concepts, "en") == labels
+        assert neighbours(later_store, concepts) == near
+        assert not {"select-concept-labels", "select-concept-neighbours"} & set(calls)
+    with EmbeddedStore(":memory:") as memory:          # keeps none: asks, and answers the same
+        KnowledgeGraph(memory).load([HERE / "econ-a.ttl", HERE / "econ-b.ttl"])
+        assert kept_facts(memory) is None
+        assert concept_labels(memory, concepts, "en") == labels
+        assert neighbours(memory, concepts) == near
 
 
 def test_a_load_starts_another_table(tmp_path: Path) -> None:
@@ -90,7 +125,7 @@ def test_a_load_starts_another_table(tmp_path: Path) -> None:
     _loaded(path, ["econ-a.ttl"])
     with EmbeddedStore(path) as store:
         Derived.of(store, cache_dir=cache)
-        before = origins_cache(store)
+        before = kept_facts(store)
         assert before is not None
         assert Schemes(store).origins([B + "bank"])[B + "bank"] is None   # not loaded yet
     del store
@@ -98,7 +133,7 @@ def test_a_load_starts_another_table(tmp_path: Path) -> None:
     _loaded(path, ["econ-b.ttl"])
     with EmbeddedStore(path) as store:
         Derived.of(store, cache_dir=cache)
-        after = origins_cache(store)
+        after = kept_facts(store)
         assert after is not None and after.path != before.path
         got = Schemes(store).origins([B + "bank"])[B + "bank"]
         assert got is not None and got.source.endswith("/econ-b")
@@ -110,28 +145,28 @@ def test_a_small_store_keeps_no_table(tmp_path: Path, monkeypatch: pytest.Monkey
     _loaded(path, ["econ-a.ttl"])
     with EmbeddedStore(path) as store:
         Derived.of(store, cache_dir=cache)
-        assert origins_cache(store) is None
+        assert kept_facts(store) is None
         assert Schemes(store).origins([A + "bank"])[A + "bank"] is not None
-    assert not cache.exists() or not list(cache.glob("origins-*"))
+    assert not cache.exists() or not list(cache.glob("facts-*"))
 
 
 def test_a_forked_copy_reads_but_does_not_write(tmp_path: Path) -> None:
-    cache = OriginsCache(tmp_path / "o.sqlite")
-    cache.put_many({"urn:kgr-test:a": ("urn:kgr-test:g", None)})
+    cache = KeptFacts(tmp_path / "o.sqlite")
+    cache.put_many("origins", {"urn:kgr-test:a": ("urn:kgr-test:g", None)})
     cache._maker = -1          # as in a process forked from the one that made it
-    cache.put_many({"urn:kgr-test:b": ("urn:kgr-test:g", "urn:kgr-test:s")})
-    assert cache.get_many(["urn:kgr-test:a", "urn:kgr-test:b"]) == {"urn:kgr-test:a": ("urn:kgr-test:g", None)}
+    cache.put_many("origins", {"urn:kgr-test:b": ("urn:kgr-test:g", "urn:kgr-test:s")})
+    assert cache.get_many("origins", ["urn:kgr-test:a", "urn:kgr-test:b"]) == {"urn:kgr-test:a": ["urn:kgr-test:g", None]}
 
 
 def test_a_cache_that_cannot_be_written_is_a_warning(tmp_path: Path,
                                                       caplog: pytest.LogCaptureFixture) -> None:
     blocker = tmp_path / "file"
     blocker.write_text("not a folder")
-    cache = OriginsCache(blocker / "o.sqlite")
-    with caplog.at_level(logging.WARNING, logger="kg_rag.pipeline.origins_cache"):
-        cache.put_many({"urn:kgr-test:a": (None, None)})
-        assert cache.get_many(["urn:kgr-test:a"]) == {}
-    assert "not keeping candidate origins" in caplog.text
+    cache = KeptFacts(blocker / "o.sqlite")
+    with caplog.at_level(logging.WARNING, logger="kg_rag.pipeline.kept_facts"):
+        cache.put_many("origins", {"urn:kgr-test:a": (None, None)})
+        assert cache.get_many("origins", ["urn:kgr-test:a"]) == {}
+    assert "not keeping vocabulary facts" in caplog.text
 
 
 class _Refusing:
@@ -153,11 +188,11 @@ class _Refusing:
 
 def test_a_table_that_refuses_writes_is_said_once(tmp_path: Path,
                                                   caplog: pytest.LogCaptureFixture) -> None:
-    cache = OriginsCache(tmp_path / "o.sqlite")
+    cache = KeptFacts(tmp_path / "o.sqlite")
     refusing = _Refusing()
     cache._db = refusing  # type: ignore[assignment]
-    with caplog.at_level(logging.WARNING, logger="kg_rag.pipeline.origins_cache"):
+    with caplog.at_level(logging.WARNING, logger="kg_rag.pipeline.kept_facts"):
         for i in range(3):
-            cache.put_many({f"urn:kgr-test:b{i}": (None, None)})
+            cache.put_many("origins", {f"urn:kgr-test:b{i}": (None, None)})
     assert refusing.writes == 1
-    assert len(caplog.records) == 1 and "could not keep candidate origins" in caplog.text
+    assert len(caplog.records) == 1 and "could not keep vocabulary facts" in caplog.text
