@@ -222,7 +222,8 @@ class Segment:
         self.typed: list[str] = meta["typed"]
         self.dropped: list[str] = meta["dropped"]
         self.index = {c: i for i, c in enumerate(self.concepts)}
-        arrays = {k: np.load(folder / f"{k}.npy", mmap_mode="r") for k in _ARRAYS}
+        # mapped, and read as plain arrays (a memmap's slices cost an object each)
+        arrays = {k: np.load(folder / f"{k}.npy", mmap_mode="r").view(np.ndarray) for k in _ARRAYS}
         self.doc: np.ndarray = arrays["doc"]
         self.node: np.ndarray = arrays["node"]
         self.labels: np.ndarray = arrays["labels"]
@@ -360,11 +361,13 @@ class View:
         if len(parts) == 1:
             return parts[0]
         cols = tuple(np.concatenate([p[k] for p in parts]) for k in range(5))
-        # the same node written twice (a write repeated without a drop) counts once, as in the store
-        key = np.stack([cols[0].astype(np.uint64), cols[1]], axis=1)
-        _, first = np.unique(key, axis=0, return_index=True)
-        if len(first) < len(cols[0]):
-            first.sort()
+        # the same node written twice (a write repeated without a drop) counts once, as in the store:
+        # the first of each (document, node), in the order above
+        order = np.lexsort((cols[1], cols[0]))   # stable: equal keys keep their order
+        d, n = cols[0][order], cols[1][order]
+        again = (d[1:] == d[:-1]) & (n[1:] == n[:-1])
+        if again.any():
+            first = np.sort(order[np.concatenate(([True], ~again))])
             cols = tuple(c[first] for c in cols)
         return cols
 
