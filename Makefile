@@ -75,7 +75,7 @@ typecheck: $(VENV)/.installed
 eval: $(VENV)/.installed
 	@if [ ! -d "$(SHARED)/wsd" ]; then \
 	  echo "eval: skipped: the shared data folder $(SHARED) is absent (make eval SHARED=PATH)"; \
-	else $(PY) -m kg_rag.eval.report --shared $(SHARED); fi
+	else $(PY) -m kg_rag.eval.report --shared $(SHARED) $(EVAL_ARGS); fi
 
 ## make bench: side-by-side benchmarks against peers (not part of make test); BENCH_ARGS="--scale full"
 bench: $(VENV)/.installed

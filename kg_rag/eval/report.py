@@ -13,11 +13,15 @@ The store needs the lexicons: those missing are loaded into it first (``--store`
 from __future__ import annotations
 
 import argparse
+import json
 import logging
+import subprocess
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
+from kg_rag.errors import InputError
+from kg_rag.eval import baseline
 from kg_rag.eval.retrieval import RetrievalReport
 from kg_rag.eval.wsd import SystemResult, WsdReport
 from kg_rag.senses.mode import WsdMode
@@ -115,6 +119,10 @@ def wsd_table(report: WsdReport) -> str:
     lines = [f"WSD on {for_terminal(report.corpus)} (lang {report.lang})", "",
              "| selector | P | R | F1 | answered | ms/instance |", "|---|---:|---:|---:|---:|---:|"]
     lines += [_row(s) for s in systems]
+    versus = report.versus()
+    if versus:
+        lines += ["", f"paired, instance by instance (right = 1, else 0; {report.system.name} − baseline):"]
+        lines += [f"- {report.system.name} vs {name}: {c.describe()}" for name, c in versus.items()]
     pos = sorted({p for s in systems for p in s.by_pos})
     if pos:
         counts = {p: s.by_pos[p].n for s in reversed(systems) for p in s.by_pos}
@@ -336,6 +344,9 @@ def main(argv: list[str] | None = None) -> int:
 
     ap.add_argument("--store", default=str(Path(settings().cache_dir) / "eval-store"))
     ap.add_argument("--out", default="eval/out")
+    ap.add_argument("--baseline", metavar="RUNS.json|DIR|none",
+                    help="an earlier run to compare with, set by set (its runs.json, or the folder "
+                         "holding it); default: the previous run in --out, when there is one")
     args = ap.parse_args(argv)
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
     from kg_rag.errors import KgRagError
@@ -352,6 +363,7 @@ def main(argv: list[str] | None = None) -> int:
     out.mkdir(parents=True, exist_ok=True)
     reports: list[tuple[str, WsdReport]] = []
     try:
+        earlier = _baseline(args.baseline, out)
         with EmbeddedStore(args.store) as store:
             present = [d for d in DEV_SETS if (wsd_dir / f"{d[1]}.data.xml").is_file()]
             # every lexicon first: the selector's concept graph is built once, from the store
@@ -378,7 +390,11 @@ def main(argv: list[str] | None = None) -> int:
     except KgRagError as e:
         print(f"eval: error: {e}", file=sys.stderr)
         return e.exit_code
-    md = "# kg-rag evaluation: word sense disambiguation\n\n" + "\n\n".join(wsd_table(r) for _, r in reports) + "\n"
+    def wsd_section(name: str, rep: WsdReport) -> str:
+        return wsd_table(rep) + ("\n" + "\n".join(baseline.wsd_lines(name, rep, earlier)) if earlier else "")
+
+    md = "# kg-rag evaluation: word sense disambiguation\n\n" + "\n\n".join(
+        wsd_section(n, r) for n, r in reports) + "\n"
     (out / "wsd.md").write_text(md, encoding="utf-8")
     written = [out / "wsd.md"]
     if reports:
@@ -387,12 +403,48 @@ def main(argv: list[str] | None = None) -> int:
         written += [out / "wsd.png", out / "wsd-calibration.png"]
     if retrieval:
         md = "# kg-rag evaluation: retrieval\n\n" + "\n\n".join(
-            f"## {name}\n\n{rep.table()}" for name, rep in retrieval) + "\n"
+            f"## {name}\n\n{rep.table()}"
+            + ("\n\n" + "\n".join(baseline.retrieval_lines(name, rep, earlier)) if earlier else "")
+            for name, rep in retrieval) + "\n"
         (out / "retrieval.md").write_text(md, encoding="utf-8")
         retrieval_chart(retrieval, out / "retrieval.png")
         written += [out / "retrieval.md", out / "retrieval.png"]
-    print("wrote " + ", ".join(str(p) for p in written), file=sys.stderr)
+    record = out / baseline.RUNS
+    record.write_text(json.dumps(baseline.record(reports, retrieval, _commit()), ensure_ascii=False),
+                      encoding="utf-8")
+    written.append(record)
+    print("wrote " + ", ".join(str(p) for p in written)
+          + (f" (compared with the run of {earlier.get('made', '?')})" if earlier else ""), file=sys.stderr)
     return 0
+
+
+def _baseline(arg: str | None, out: Path) -> dict[str, Any] | None:
+    """The earlier run to compare with: ``--baseline`` (``none``: no comparison), else the
+    previous run's ``runs.json`` in ``out`` when there is one."""
+    if arg is not None and arg.lower() == "none":
+        return None
+    if arg is not None:
+        return baseline.read(Path(arg))
+    previous = out / baseline.RUNS
+    if not previous.is_file():
+        return None
+    try:
+        return baseline.read(previous)
+    except InputError as e:   # an older format: nothing to compare with
+        log.warning("%s", e)
+        return None
+
+
+def _commit() -> str | None:
+    """The source tree's commit, when it is a git checkout (for the run record)."""
+    try:
+        r = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
+                           timeout=5, cwd=Path(__file__).resolve().parent)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    if r.returncode != 0:
+        return None
+    return r.stdout.strip() or None
 
 
 if __name__ == "__main__":  # pragma: no cover

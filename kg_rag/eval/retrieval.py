@@ -293,6 +293,8 @@ class RetrievalReport:
     by_document: dict[str, Slice] = field(default_factory=dict)
     #: mode → query id → the corpus ids it ranked, best first (not in :meth:`as_dict`)
     runs: dict[str, dict[str, list[str]]] = field(default_factory=dict, repr=False)
+    #: mode → judged query id → metric → its value (:func:`per_query`; not in :meth:`as_dict`)
+    per_query: dict[str, dict[str, dict[str, float]]] = field(default_factory=dict, repr=False)
 
     def as_dict(self) -> dict[str, Any]:
         return {"queries": self.queries, "modes": self.modes, "failures": self.failures,
@@ -406,6 +408,7 @@ def evaluate_retrieval(kg: KnowledgeGraph, folder: str | Path, modes: Sequence[W
         if not keep:  # the corpus and the questions this run recorded (not ones asked before)
             kg.delete_many(d.id for d in data.corpus)
             kg.forget_questions(iris=asked - had)
+    rep.per_query = values
     rep.vs_none = compare_to_none(values, k)
     rep.by_lang = _slices(values, {q.id: q.lang or "und" for q in data.queries}, failed, k)
     doc_of = {q.id: d for q in data.queries if (d := document_of(q.id, q.lang)) is not None}

@@ -29,6 +29,7 @@ from kg_rag.namespaces import ILI
 from kg_rag.store import Store, Values
 
 if TYPE_CHECKING:
+    from kg_rag.eval.significance import Paired
     from kg_rag.senses.selective import Pair
 
 log = logging.getLogger(__name__)
@@ -133,6 +134,9 @@ class SystemResult:
     by_text: dict[str, Score] = field(default_factory=dict)
     seconds: float = 0.0
     answers: dict[str, str] = field(default_factory=dict)   # instance id → predicted key
+    #: every scored instance → 1.0 when answered right, else 0.0 (unanswered too): the paired
+    #: comparisons of :meth:`WsdReport.versus`
+    right: dict[str, float] = field(default_factory=dict)
     reliability: Reliability | None = None
     calibration: Calibration | None = None
     #: every scored instance, in corpus order (the system only: run records)
@@ -198,12 +202,23 @@ class WsdReport:
                       for r in rows]
         return "\n".join(lines)
 
+    def versus(self) -> dict[str, Paired]:
+        """The system against each baseline, instance by instance (right = 1, else 0): the
+        difference of accuracy over the scored instances (= the F1 difference when every
+        instance is answered), its paired-bootstrap 95 % interval, the instances only one of
+        them gets right, and the paired randomization test (an exact McNemar test in effect).
+        Instances of one text are not independent, so the interval is, if anything, too narrow."""
+        from kg_rag.eval.significance import paired
+
+        return {name: paired(self.system.right, base.right) for name, base in self.baselines.items()}
+
     def as_dict(self) -> dict[str, Any]:
         d = self.system.as_dict()
         d.update({
             "system": self.system.name, "corpus": self.corpus, "lang": self.lang,
             "no_candidates": self.no_candidates, "problems": self.problems,
             "baselines": {k: v.as_dict() for k, v in self.baselines.items()},
+            "versus": {k: v.as_dict() for k, v in self.versus().items()},
         })
         if self.llm is not None:
             d["llm"] = self.llm.as_dict()
@@ -383,6 +398,7 @@ def _run(name: str, select: Callable[[Sequence[SelectionRequest]], list[Selectio
                 extra = {"asked_llm": pair.asked, "knowledge_probability": probability(k),
                          "knowledge_right": k.chosen is not None
                          and bool(senses.keys_of(k.chosen) & gold_keys)}
+            res.right[iid] = 0.0
             if sel is None or sel.chosen is None:
                 if system:
                     res.items.append(Item(iid, gold[iid], None, False, len(cands), sel, **extra))
@@ -392,6 +408,7 @@ def _run(name: str, select: Callable[[Sequence[SelectionRequest]], list[Selectio
             if system:
                 res.items.append(Item(iid, gold[iid], senses.answer_key(sel.chosen), ok, len(cands),
                                       sel, **extra))
+            res.right[iid] = float(ok)
             for s in (res.total, bucket, in_text):
                 s.answered += 1
                 s.correct += ok

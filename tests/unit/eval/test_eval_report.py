@@ -62,6 +62,48 @@ def test_report_writes_wsd_and_retrieval_tables_and_charts(tmp_path: Path) -> No
         assert (out / png).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
+def test_a_run_is_compared_with_the_previous_one_set_by_set(tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
+    shared = shared_folder(tmp_path / "shared")
+    out, store = tmp_path / "out", str(tmp_path / "store")
+    assert main(["--shared", str(shared), "--store", store, "--out", str(out)]) == 0
+    first = json.loads((out / "runs.json").read_text(encoding="utf-8"))
+    assert "against the run" not in (out / "wsd.md").read_text(encoding="utf-8")   # nothing before it
+    assert set(first["wsd"]) == {"semeval2007"} and set(first["retrieval"]) == {"tiny-dev"}
+    right = first["wsd"]["semeval2007"]["right"]
+    assert right and set(right.values()) <= {0.0, 1.0}
+    assert set(first["retrieval"]["tiny-dev"]) == {"none", "knowledge", "first-sense", "bm25"}
+    # a baseline that differs from this run in one WSD instance and in one query's nDCG@10
+    other = json.loads(json.dumps(first))
+    flipped = next(iter(right))
+    other["wsd"]["semeval2007"]["right"][flipped] = 1.0 - right[flipped]
+    s1 = first["retrieval"]["tiny-dev"]["knowledge"]["s1"]
+    other["retrieval"]["tiny-dev"]["knowledge"]["s1"] = {"ndcg@10": 1.0 - s1["ndcg@10"], "p@1": s1["p@1"]}
+    earlier = tmp_path / "earlier.json"
+    earlier.write_text(json.dumps(other), encoding="utf-8")
+    assert main(["--shared", str(shared), "--store", store, "--out", str(out), "--baseline", str(earlier)]) == 0
+    wsd = (out / "wsd.md").read_text(encoding="utf-8")
+    moved = "0 better, 1 worse" if right[flipped] == 0.0 else "1 better, 0 worse"
+    assert f"against the run of {first['made']}" in wsd and f"({moved}, p = 1)" in wsd
+    ret = (out / "retrieval.md").read_text(encoding="utf-8")
+    line = next(x for x in ret.splitlines() if x.startswith("- knowledge against the run"))
+    moved = "1 better, 0 worse" if s1["ndcg@10"] > 0.5 else "0 better, 1 worse"
+    judged = len(first["retrieval"]["tiny-dev"]["knowledge"])
+    assert s1["ndcg@10"] != 0.5 and f"ndcg@10 {(2 * s1['ndcg@10'] - 1) / judged:+.3f} [95 % CI" in line and moved in line
+    assert "p@1 +0.000 [95 % CI +0.000, +0.000] (0 better, 0 worse, p = 1)" in line
+    assert "- none against the run" in ret
+    # the previous run in --out is the default baseline; "none" turns it off; a folder without
+    # a run is a one-line error before anything runs
+    assert main(["--shared", str(shared), "--store", store, "--out", str(out)]) == 0
+    assert "+0.000 [95 % CI +0.000, +0.000] (0 better, 0 worse, p = 1)" in (out / "wsd.md").read_text(encoding="utf-8")
+    assert main(["--shared", str(shared), "--store", store, "--out", str(out), "--baseline", "none"]) == 0
+    assert "against the run" not in (out / "wsd.md").read_text(encoding="utf-8")
+    capsys.readouterr()
+    assert main(["--shared", str(shared), "--store", store, "--out", str(tmp_path / "o2"),
+                 "--baseline", str(tmp_path / "nowhere")]) == 2
+    err = capsys.readouterr().err
+    assert "no earlier run there" in err and not (tmp_path / "o2" / "wsd.md").exists()
+
+
 def test_report_without_wsd_data_says_what_to_pass(tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
     assert main(["--shared", str(tmp_path), "--out", str(tmp_path / "out")]) == 2
     assert "pass --shared" in capsys.readouterr().err

@@ -58,6 +58,12 @@ def test_exact_scores_on_the_tiny_corpus(mem_store: EmbeddedStore, tmp_path: Pat
     fs = d["baselines"]["first-sense"]
     assert (fs["correct"], fs["precision"], fs["recall"]) == (5, 0.8333, 0.625)
     assert set(d["baselines"]) == {"first-sense", "random"}
+    # instance by instance: the river bank is the one instance only the selector gets right; the
+    # two without senses count as wrong for both
+    assert len(rep.system.right) == 8 and sum(rep.system.right.values()) == 6
+    vs = d["versus"]["first-sense"]
+    assert (vs["wins"], vs["losses"]) == (1, 0) and vs["delta"] == pytest.approx(1 / 8, abs=1e-4)
+    assert vs["ci95"][0] <= vs["delta"] <= vs["ci95"][1] and vs["p"] == 1.0   # one instance: noise
     assert any("ghost.s0.i0" in p for p in d["problems"])
     assert any("zebra/NOUN" in p for p in d["problems"])
     # reliability: every answered instance with two candidates or more, in its confidence bucket
