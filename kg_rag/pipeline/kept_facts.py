@@ -52,6 +52,15 @@ _MANY = "SELECT iri, value FROM facts WHERE kind = ? AND iri IN ({})"
 _INSERT = "INSERT OR IGNORE INTO facts (kind, iri, value) VALUES (?, ?, ?)"
 
 
+#: how long a statement waits for another process's write before it gives up (this time only)
+BUSY_TIMEOUT = 2.0
+
+
+def _busy(e: Exception) -> bool:
+    """Another process holds the file's write lock: a passing state, not a broken cache."""
+    return isinstance(e, sqlite3.OperationalError) and ("locked" in str(e) or "busy" in str(e))
+
+
 class KeptFacts:
     """(kind, IRI) → a JSON value in one SQLite file; safe across threads; a forked process
     opens the file again and only reads it."""
@@ -69,15 +78,21 @@ class KeptFacts:
         if self._broken:
             return None
         if self._db is None or self._pid != os.getpid():
+            db = None
             try:
                 self.path.parent.mkdir(parents=True, exist_ok=True)
-                db = sqlite3.connect(str(self.path), timeout=2.0, check_same_thread=False)
+                db = sqlite3.connect(str(self.path), timeout=BUSY_TIMEOUT, check_same_thread=False)
                 # a cache: a write may be lost with the machine, never the file (no fsync per write)
                 db.execute("PRAGMA journal_mode=WAL")
                 db.execute("PRAGMA synchronous=NORMAL")
                 db.execute(_CREATE)
                 db.commit()
             except (OSError, sqlite3.Error) as e:
+                if db is not None:
+                    db.close()
+                if _busy(e):   # tried again at the next call
+                    log.debug("vocabulary facts in %s busy (%s): asking the store this time", self.path, e)
+                    return None
                 log.warning("not keeping vocabulary facts in %s (%s): asking the store", self.path, e)
                 self._broken = True
                 return None
@@ -96,14 +111,19 @@ class KeptFacts:
             try:
                 for iri, value in rows_in(db, _MANY, iris, before=(kind,)):
                     out[iri] = json.loads(value)
-            except (sqlite3.Error, ValueError) as e:   # said once: the store is asked from now on
+            except (sqlite3.Error, ValueError) as e:
+                if _busy(e):   # what was read is right; the rest is asked of the store
+                    log.debug("vocabulary facts in %s busy (%s)", self.path, e)
+                    return out
+                # said once: the store is asked from now on
                 log.warning("could not read the vocabulary facts in %s (%s)", self.path, e)
                 self._broken = True
                 return {}
         return out
 
     def put_many(self, kind: Kind, found: Mapping[str, Any]) -> None:
-        """Keep ``found`` (not in a forked process; a locked or read-only file: nothing kept)."""
+        """Keep ``found`` (not in a forked process; a file another process is writing: not this
+        time; a read-only file: nothing more)."""
         if not found or os.getpid() != self._maker or self._read_only:
             return
         with self._lock:
@@ -114,7 +134,11 @@ class KeptFacts:
                 with db:
                     db.executemany(_INSERT, ((kind, iri, json.dumps(v, ensure_ascii=False))
                                              for iri, v in found.items()))
-            except sqlite3.Error as e:   # said once: nothing more is kept by this process
+            except sqlite3.Error as e:
+                if _busy(e):   # another process is writing: kept by a later call, or by it
+                    log.debug("vocabulary facts in %s busy (%s): not kept this time", self.path, e)
+                    return
+                # said once: nothing more is kept by this process
                 log.warning("could not keep vocabulary facts in %s (%s)", self.path, e)
                 self._read_only = True
 

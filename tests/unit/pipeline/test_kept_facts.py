@@ -196,3 +196,26 @@ def test_a_table_that_refuses_writes_is_said_once(tmp_path: Path,
             cache.put_many("origins", {f"urn:kgr-test:b{i}": (None, None)})
     assert refusing.writes == 1
     assert len(caplog.records) == 1 and "could not keep vocabulary facts" in caplog.text
+
+
+def test_a_file_another_process_is_writing_is_skipped_this_time_only(tmp_path: Path,
+                                                                      monkeypatch: pytest.MonkeyPatch,
+                                                                      caplog: pytest.LogCaptureFixture) -> None:
+    from kg_rag.pipeline import kept_facts as module
+
+    monkeypatch.setattr(module, "BUSY_TIMEOUT", 0.05)
+    path = tmp_path / "f.sqlite"
+    cache = KeptFacts(path)
+    cache.put_many("labels", {"urn:kgr-test:a": [["a", "en", "pref"]]})
+    other = sqlite3.connect(str(path), isolation_level=None)   # another process, mid-write
+    other.execute("BEGIN IMMEDIATE")
+    other.execute("INSERT INTO facts VALUES ('labels', 'urn:kgr-test:x', '[]')")
+    with caplog.at_level(logging.WARNING, logger="kg_rag.pipeline.kept_facts"):
+        cache.put_many("labels", {"urn:kgr-test:b": [["b", "en", "pref"]]})   # busy: skipped
+        assert cache.get_many("labels", ["urn:kgr-test:a"]) == {"urn:kgr-test:a": [["a", "en", "pref"]]}
+    other.execute("COMMIT")
+    other.close()
+    assert not caplog.records                    # nothing said, nothing disabled
+    cache.put_many("labels", {"urn:kgr-test:b": [["b", "en", "pref"]]})
+    assert set(cache.get_many("labels", ["urn:kgr-test:a", "urn:kgr-test:b", "urn:kgr-test:x"])) == {
+        "urn:kgr-test:a", "urn:kgr-test:b", "urn:kgr-test:x"}
