@@ -14,9 +14,11 @@ from kg_rag import InputError, Store, WsdMode, open_store
 WSD_HELP = f"sense selection: {WsdMode.names()} (default: KG_RAG_WSD, else knowledge)"
 
 
-def store_from_args(args: argparse.Namespace, read_only: bool = False) -> Store:
+def store_from_args(args: argparse.Namespace, read_only: bool = False, create: bool = False) -> Store:
+    """The store of ``--store``/``--endpoint`` (else the settings'); only a command that makes
+    one (``create``: load, demo, index, serve) turns a path that does not exist into a new store."""
     return open_store(path=args.store, endpoint=args.endpoint, update_endpoint=args.update_endpoint,
-                      read_only=read_only, token=getattr(args, "token", None))
+                      read_only=read_only, token=getattr(args, "token", None), create=create)
 
 
 def wsd_arg(value: str) -> WsdMode:

@@ -47,7 +47,7 @@ def build_demo(kg: KnowledgeGraph) -> dict[str, Any]:
 
 def cmd_demo(args: argparse.Namespace) -> int:
     out: dict[str, Any] = {"questions": []}
-    with KnowledgeGraph(store_from_args(args)) as kg:
+    with KnowledgeGraph(store_from_args(args, create=True)) as kg:
         built = build_demo(kg)
         out["build"] = built
         if not args.json:

@@ -113,7 +113,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 
 
 def cmd_index(args: argparse.Namespace) -> int:
-    with KnowledgeGraph(store_from_args(args)) as kg:
+    with KnowledgeGraph(store_from_args(args, create=True)) as kg:
         bar = tqdm(unit="doc", disable=not progress_enabled(), file=sys.stderr)
         within = WithinDocument(progress_enabled())
 

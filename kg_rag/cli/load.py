@@ -47,7 +47,7 @@ def cmd_load(args: argparse.Namespace) -> int:
     if args.graph and len(args.files) > 1:
         raise InputError("--graph names the graph of ONE source; load the files one at a time")
     reports = []
-    with KnowledgeGraph(store_from_args(args)) as kg:
+    with KnowledgeGraph(store_from_args(args, create=True)) as kg:
         for f in args.files:
             bar = tqdm(desc=f, unit=" triples", unit_scale=True, disable=not progress_enabled(),
                        file=sys.stderr)

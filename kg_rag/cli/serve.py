@@ -52,7 +52,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     if args.workers != 1:
         return _serve_workers(args, cfg)
     # an embedded store in use elsewhere: StoreLockedError here
-    store = store_from_args(args, read_only=cfg.read_only)
+    store = store_from_args(args, read_only=cfg.read_only, create=not cfg.read_only)
     kg = KnowledgeGraph(store, cfg)
     try:
         app = create_app(kg, cfg, slots=max(1, args.slots))
@@ -100,7 +100,7 @@ def _serve_workers(args: argparse.Namespace, cfg: Settings) -> int:
                          "process; serve it with oxigraph serve (or another SPARQL 1.1 store) and "
                          "give --endpoint URL")
     # checked here once, with a clear error, before any worker starts
-    store_from_args(args, read_only=cfg.read_only).close()
+    store_from_args(args, read_only=cfg.read_only, create=not cfg.read_only).close()
     env = {"KG_RAG_ENDPOINT": endpoint, SLOTS_VARIABLE: str(max(1, args.slots)),
            "KG_RAG_ALLOW_UPDATES": "true" if cfg.allow_updates else "false",
            "KG_RAG_READ_ONLY": "true" if cfg.read_only else "false"}

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from pathlib import Path
 
 from kg_rag.errors import StoreError, StoreLockedError
 from kg_rag.settings import Settings, settings
@@ -18,10 +19,12 @@ log = logging.getLogger(__name__)
 
 def open_store(path: str | None = None, endpoint: str | None = None,
                update_endpoint: str | None = None, config: Settings | None = None,
-               read_only: bool = False, token: str | None = None) -> Store:
+               read_only: bool = False, token: str | None = None, create: bool = True) -> Store:
     """Open the store named by arguments, else by settings (``KG_RAG_ENDPOINT``/``KG_RAG_STORE``);
     ``read_only``: no write of any kind (the embedded engine itself opens read-only); ``token``
-    (else ``KG_RAG_SERVICE_TOKEN``): a remote endpoint's Bearer token (a kg-rag service's)."""
+    (else ``KG_RAG_SERVICE_TOKEN``): a remote endpoint's Bearer token (a kg-rag service's);
+    ``create=False``: an embedded store folder that does not exist is a StoreError, not a new
+    empty store (a command that only reads, given a mistyped path)."""
     cfg = config or settings()
     endpoint = endpoint or (None if path else cfg.endpoint)
     if endpoint:
@@ -30,6 +33,9 @@ def open_store(path: str | None = None, endpoint: str | None = None,
                            token=token or cfg.service_token,
                            dialect=by_name(cfg.endpoint_dialect))
     where = path or cfg.store
+    if not create and where and where != ":memory:" and not Path(where).exists():
+        raise StoreError(f"no store at {where}: `kg-rag load FILE…` or `kg-rag demo` makes one "
+                         f"(or give --store the store you built)")
     try:
         return EmbeddedStore(where, read_only=read_only)
     except StoreLockedError as e:

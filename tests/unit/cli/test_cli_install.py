@@ -61,6 +61,10 @@ def test_a_plain_install_runs_the_core_commands(tmp_path: Path) -> None:
     r = run("--store", ":memory:", "ask", "qwzx plorb")    # an empty store says so (exit 5)
     assert r.returncode == 5 and "is empty" in r.stderr and r.stderr.count("\n") == 1, r.stderr
     store = str(tmp_path / "store")
+    for cmd in (["ask", "qwzx plorb"], ["sources"], ["documents"], ["postings"], ["stats"]):
+        r = run("--store", store, *cmd)                     # a mistyped path: no new store there
+        assert r.returncode == 5 and f"no store at {store}" in r.stderr and r.stderr.count("\n") == 1, (cmd, r.stderr)
+        assert not Path(store).exists(), cmd
     r = run("--store", store, "load", str(ROOT / "demo" / "thesaurus.ttl"))
     assert r.returncode == 0, r.stderr
     r = run("--store", store, "ask", "qwzx plorb")          # no known concept: an empty answer
