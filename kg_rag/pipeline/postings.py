@@ -245,10 +245,13 @@ class ConceptPostings:
     agreement: np.ndarray    # their decisions' summed probability of the concept
     miss: np.ndarray         # the probability that none of them means it (1 − meaning)
 
-    def at(self, doc: int) -> Posting | None:
+    def index(self, doc: int) -> int | None:
+        """Where document number ``doc`` is in these arrays (None: it has no posting)."""
         i = int(np.searchsorted(self.doc, doc))
-        if i >= len(self.doc) or self.doc[i] != doc:
-            return None
+        return i if i < len(self.doc) and self.doc[i] == doc else None
+
+    def posting(self, i: int) -> Posting:
+        """The ``i``-th document's posting."""
         return Posting(int(self.labels[i]), float(self.agreement[i]), float(self.miss[i]))
 
 

@@ -291,6 +291,11 @@ class Scores:
         self._totals = totals
         self._numbers: dict[str, int] | None = None
         self._seen: dict[str, int] = {}   # the documents ``ordered`` gave, by IRI
+        #: concept → its column in :attr:`_where`
+        self._column = {c: i for i, c in enumerate(gathered.concepts)}
+        #: document number → per concept (by column) its position in the concept's postings,
+        #: -1 where it has none (:meth:`prefetch`)
+        self._where: dict[int, list[int]] = {}
         #: document → concept → its posting (annotations counted, summed probability, meaning)
         self.postings: Mapping[str, dict[str, Posting]] = _DocumentPostings(self)
 
@@ -302,6 +307,35 @@ class Scores:
                 self._numbers = {d: i for i, d in enumerate(self._gathered.docs)}
             n = self._numbers.get(doc)
         return n
+
+    def prefetch(self, docs: Iterable[str]) -> None:
+        """Find the documents ``docs`` in every concept's postings at once — one search per
+        concept over all of them instead of one per concept and document — for the
+        :meth:`terms` and :attr:`postings` of the documents about to be shown."""
+        nums = [n for d in docs if (n := self.number(d)) is not None and n not in self._where]
+        if not nums:
+            return
+        want = np.asarray(nums, dtype=np.int64)
+        cols = []
+        for cp in self._gathered.concepts.values():
+            pos = np.searchsorted(cp.doc, want)
+            inside = pos < len(cp.doc)
+            hit = np.zeros(len(want), dtype=bool)
+            hit[inside] = cp.doc[pos[inside]] == want[inside]
+            cols.append(np.where(hit, pos, -1))
+        if not cols:
+            return
+        table = np.stack(cols, axis=1).tolist()
+        for n, row in zip(nums, table, strict=True):
+            self._where[n] = row
+
+    def _position(self, n: int, concept: str, postings: ConceptPostings) -> int | None:
+        """Where document ``n`` is in ``concept``'s postings (None: not there)."""
+        row = self._where.get(n)
+        if row is None:
+            return postings.index(n)
+        i = row[self._column[concept]]
+        return None if i < 0 else i
 
     def score(self, doc: str) -> float:
         """The sum of the document's contributions (in their order)."""
@@ -315,7 +349,7 @@ class Scores:
         if n is None:
             return out
         for t in self._terms:
-            i = t.find(n)
+            i = self._position(n, t.concept, t.postings)
             if i is not None:
                 out.append(Term(t.concept, t.focus, t.idf, float(t.label[i]), float(t.agreement[i]),
                                 float(t.counted[i])))
@@ -378,9 +412,9 @@ class _DocumentPostings(Mapping[str, dict[str, Posting]]):
                 raise KeyError(doc)
             got = {}
             for c, cp in self._scores._gathered.concepts.items():
-                p = cp.at(n)
-                if p is not None:
-                    got[c] = p
+                i = self._scores._position(n, c, cp)
+                if i is not None:
+                    got[c] = cp.posting(i)
             if not got:
                 raise KeyError(doc)
             self._cache[doc] = got
@@ -404,10 +438,6 @@ class _ConceptTerms:
     label: np.ndarray
     agreement: np.ndarray
     counted: np.ndarray
-
-    def find(self, doc: int) -> int | None:
-        i = int(np.searchsorted(self.postings.doc, doc))
-        return i if i < len(self.postings.doc) and self.postings.doc[i] == doc else None
 
 
 def _tf(total: np.ndarray) -> np.ndarray:
@@ -519,6 +549,7 @@ def ranked(store: Store, concepts: list[QueryConcept], k: int, lang: str,
             scored.append((s, d))
     texts = {}
     want = [d for _, d in scored[:room]]
+    scores.prefetch(want)
     if want:
         for r in store.select("select-document-texts", values=Values.column("doc", [NamedNode(d) for d in want])):
             texts[r["doc"].value] = r
