@@ -55,6 +55,13 @@ def read(path: Path) -> dict[str, Any]:
         raise InputError(f"{f}: not a run record ({e})") from None
     if not isinstance(doc, dict) or doc.get("format") != FORMAT:
         raise InputError(f"{f}: not a run record of this version (format {FORMAT})")
+    wsd, retrieval = doc.get("wsd"), doc.get("retrieval")
+    ok = (isinstance(wsd, dict) and isinstance(retrieval, dict)
+          and all(isinstance(v, dict) and isinstance(v.get("right"), dict) for v in wsd.values())
+          and all(isinstance(modes, dict) and all(isinstance(per, dict) for per in modes.values())
+                  for modes in retrieval.values()))
+    if not ok:
+        raise InputError(f"{f}: not a run record (its \"wsd\" or \"retrieval\" part is malformed)")
     return doc
 
 

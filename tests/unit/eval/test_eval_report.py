@@ -102,6 +102,11 @@ def test_a_run_is_compared_with_the_previous_one_set_by_set(tmp_path: Path, caps
                  "--baseline", str(tmp_path / "nowhere")]) == 2
     err = capsys.readouterr().err
     assert "no earlier run there" in err and not (tmp_path / "o2" / "wsd.md").exists()
+    broken = tmp_path / "broken.json"        # a run record whose parts are not what a run writes
+    broken.write_text(json.dumps({**first, "wsd": {"semeval2007": {"right": [1, 0]}}}), encoding="utf-8")
+    assert main(["--shared", str(shared), "--store", store, "--out", str(tmp_path / "o2"),
+                 "--baseline", str(broken)]) == 2
+    assert "malformed" in capsys.readouterr().err and not (tmp_path / "o2" / "wsd.md").exists()
 
 
 def test_report_without_wsd_data_says_what_to_pass(tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
