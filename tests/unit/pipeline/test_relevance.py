@@ -157,3 +157,32 @@ def test_the_explanation_replays_the_relevance(kg: KnowledgeGraph) -> None:
         assert [c["text"] for c in cov] == [m.text for m in mentions]
         assert any(c["weight"] > 1 for c in cov)        # the focus
         assert f"relevance {r.relevance:.2f}" in ex.text()
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(1, 30), st.lists(st.sets(st.integers(0, 29), max_size=30), min_size=1, max_size=6),
+       st.sets(st.integers(0, 34), max_size=12))
+def test_the_shown_documents_found_at_once_give_what_one_at_a_time_gives(
+        n_docs: int, per_concept: list[set[int]], shown: set[int]) -> None:
+    """``Scores.prefetch`` (one vectorised search per concept for the documents about to be
+    shown) changes nothing in their terms and postings: documents without a posting of a concept,
+    documents without any, and names that are no document included."""
+    from kg_rag.pipeline.retrieve import _ConceptTerms
+
+    docs = [f"urn:kgr-test:d{i}" for i in range(n_docs)]
+    found: dict[str, ConceptPostings] = {}
+    terms = []
+    for k, nums in enumerate(per_concept):
+        d = np.array(sorted(n for n in nums if n < n_docs), dtype=np.int64)
+        cp = ConceptPostings(d, d + 1, d * 0.5, np.full(len(d), 0.25))
+        found[f"urn:kgr-test:c{k}"] = cp
+        terms.append(_ConceptTerms(f"urn:kgr-test:c{k}", cp, 1.0, 1.0 + k, d * 2.0, d * 3.0, d * 4.0))
+    names = [f"urn:kgr-test:d{i}" for i in sorted(shown)]   # d30… are no document
+
+    def spelled(prefetch: bool) -> list[tuple[object, object]]:
+        scores = Scores({}, Gathered(docs, found), terms, np.ones(n_docs))
+        if prefetch:
+            scores.prefetch(names)
+        return [(scores.terms(d), scores.postings.get(d)) for d in names]
+
+    assert spelled(True) == spelled(False)
