@@ -713,7 +713,8 @@ def status(store: Store) -> dict[str, object]:
                 "why": "no document was written through this kg-rag yet"}
     idx = _index(store, identity)
     m = idx.manifest()
-    view = current(store)
+    # what current() answers, from the stamp just read
+    view = idx.view(tokens[0]) if len(tokens) == 1 and stamp.finished(tokens[0]) else None
     out: dict[str, object] = {"kept": True, "current": view is not None, "folder": str(idx.folder),
                               "stamp": tokens[0] if len(tokens) == 1 else None,
                               "index_stamp": m.stamp if m else None}

@@ -28,8 +28,9 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
+from typing import TypeVar, cast
 
 import numpy as np
 from pyoxigraph import NamedNode
@@ -37,7 +38,7 @@ from pyoxigraph import NamedNode
 from kg_rag.derived import Derived, Table
 from kg_rag.model import Contribution, MatchedConcept, Mention, Result, Selection
 from kg_rag.pipeline import posting_index
-from kg_rag.pipeline.kept_facts import kept_facts
+from kg_rag.pipeline.kept_facts import Kind, kept_facts
 from kg_rag.pipeline.postings import (
     ConceptPostings,
     Gathered,
@@ -154,6 +155,8 @@ def expand(store: Store, concepts: Iterable[QueryConcept],
     return list(best.values())
 
 
+V = TypeVar("V")
+
 #: concept → its (relation, neighbour) pairs: vocabulary facts, kept until the vocabularies change
 #: (and between processes: :mod:`~kg_rag.pipeline.kept_facts`)
 NEIGHBOURS: Table[str, tuple[tuple[str, str], ...]] = Table("concept-neighbours", 50_000)
@@ -161,28 +164,41 @@ NEIGHBOURS: Table[str, tuple[tuple[str, str], ...]] = Table("concept-neighbours"
 LABELS: Table[str, tuple[tuple[str, str | None, str], ...]] = Table("concept-labels", 50_000)
 
 
-def neighbours(store: Store, iris: Sequence[str]) -> dict[str, tuple[tuple[str, str], ...]]:
-    """concept → its thesaurus and wordnet neighbours and mappings (``select-concept-neighbours``)
-    as (relation IRI, neighbour IRI), sorted — the same on every engine."""
-    cache = Derived.of(store).table(NEIGHBOURS)
+def _vocabulary_facts(store: Store, spec: Table[str, V], kind: Kind, iris: Sequence[str],
+                      ask: Callable[[list[str]], dict[str, V]]) -> dict[str, V]:
+    """``kind`` facts of ``iris``: from this process's table ``spec``, else from the facts other
+    processes kept (:mod:`~kg_rag.pipeline.kept_facts`; JSON lists come back as tuples), else
+    from the store (``ask`` the IRIs still missing; then kept in both)."""
+    cache = Derived.of(store).table(spec)
     known, todo = cache.split(iris)
     kept = kept_facts(store) if todo else None
     if kept is not None:
-        for c, pairs in kept.get_many("neighbours", todo).items():
-            known[c] = tuple((rel, n) for rel, n in pairs)
+        for c, rows in kept.get_many(kind, todo).items():
+            known[c] = cast(V, tuple(tuple(r) for r in rows))
             cache.put(c, known[c])
         todo = [c for c in todo if c not in known]
     if todo:
+        got = ask(todo)
+        for c in todo:
+            known[c] = got[c]
+            cache.put(c, got[c])
+        if kept is not None:
+            kept.put_many(kind, {c: got[c] for c in todo})
+    return known
+
+
+def neighbours(store: Store, iris: Sequence[str]) -> dict[str, tuple[tuple[str, str], ...]]:
+    """concept → its thesaurus and wordnet neighbours and mappings (``select-concept-neighbours``)
+    as (relation IRI, neighbour IRI), sorted — the same on every engine."""
+
+    def ask(todo: list[str]) -> dict[str, tuple[tuple[str, str], ...]]:
         got: dict[str, set[tuple[str, str]]] = {c: set() for c in todo}
         for r in store.select("select-concept-neighbours",
                               values=Values.column("concept", [NamedNode(i) for i in todo])):
             got[r["concept"].value].add((r["rel"].value, r["neighbour"].value))
-        for c, pairs in got.items():
-            known[c] = tuple(sorted(pairs))
-            cache.put(c, known[c])
-        if kept is not None:
-            kept.put_many("neighbours", {c: known[c] for c in todo})
-    return known
+        return {c: tuple(sorted(pairs)) for c, pairs in got.items()}
+
+    return _vocabulary_facts(store, NEIGHBOURS, "neighbours", iris, ask)
 
 
 def concept_labels(store: Store, iris: Iterable[str], lang: str) -> dict[str, str]:
@@ -190,25 +206,16 @@ def concept_labels(store: Store, iris: Iterable[str], lang: str) -> dict[str, st
     iris = list(dict.fromkeys(iris))
     if not iris:
         return {}
-    cache = Derived.of(store).table(LABELS)
-    known, todo = cache.split(iris)
-    kept = kept_facts(store) if todo else None
-    if kept is not None:
-        for c, labels in kept.get_many("labels", todo).items():
-            known[c] = tuple((text, tag, kind) for text, tag, kind in labels)
-            cache.put(c, known[c])
-        todo = [c for c in todo if c not in known]
-    if todo:
+
+    def ask(todo: list[str]) -> dict[str, tuple[tuple[str, str | None, str], ...]]:
         got: dict[str, set[tuple[str, str | None, str]]] = {c: set() for c in todo}
         for r in store.select("select-concept-labels",
                               values=Values.column("concept", [NamedNode(i) for i in todo])):
             lit = r["label"]
             got[r["concept"].value].add((lit.value, getattr(lit, "language", None), r["kind"].value))
-        for c, labels in got.items():
-            known[c] = tuple(sorted(labels, key=lambda x: (x[0], x[1] or "", x[2])))
-            cache.put(c, known[c])
-        if kept is not None:
-            kept.put_many("labels", {c: known[c] for c in todo})
+        return {c: tuple(sorted(labels, key=lambda x: (x[0], x[1] or "", x[2]))) for c, labels in got.items()}
+
+    known = _vocabulary_facts(store, LABELS, "labels", iris, ask)
     rank_kind = {"pref": 0, "alt": 1, "lemma": 2}
     best: dict[str, tuple[tuple[int, int, str], str]] = {}
     for c in iris:
