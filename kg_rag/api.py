@@ -718,11 +718,22 @@ class KnowledgeGraph:
         return self.store.raw_query(text, fmt, predeclare=True)
 
     def update(self, text: str, base_iri: str | None = None) -> None:
-        """Run a user's update that a guard has checked, then forget derived data (the
-        vocabularies may have changed)."""
+        """Run a user's update that a guard has checked, then forget derived data. When it may
+        have written a vocabulary graph (anything but document, question and decision graphs:
+        :func:`kg_rag.store.update_targets.written_graphs`), the match keys of the graphs it
+        wrote are recomputed and the catalog version moves (:mod:`loaders.edit`), so the
+        annotator finds a label it added, not one it removed, and no cache of the old
+        vocabularies is used again, here or in another process."""
+        from kg_rag.store.update_targets import written_graphs
+        from loaders.edit import after_edit, vocabulary_graphs
+
+        targets = written_graphs(text, base_iri)
         with self.write_lock:
             try:
                 self.store.user_update(text, base_iri)
+                graphs = vocabulary_graphs(self.store, targets)
+                if graphs is not None:
+                    after_edit(self.store, graphs)
             finally:
                 self.invalidate()
 

@@ -16,6 +16,8 @@ Added to the source (everything in the file is kept as it is):
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Iterable, Mapping
+from typing import Any
 
 from pyoxigraph import Literal, NamedNode, Quad
 
@@ -34,11 +36,18 @@ def materialise(tmp: EmbeddedStore, graph: NamedNode) -> list[Quad]:
 
 
 def _entry_keys(tmp: EmbeddedStore) -> list[Quad]:
+    return entry_keys(tmp.select("select-entry-forms"))
+
+
+def entry_keys(rows: Iterable[Mapping[str, Any]]) -> list[Quad]:
+    """``kgr:matchKey`` per distinct (key, language) of the entries' written forms in ``rows``
+    (``?e ?rep ?elang ?lexlang``: select-entry-forms, or select-graph-entry-forms for one
+    graph), and ``dct:language`` for an entry that has none."""
     out: list[Quad] = []
     seen: set[tuple[str, str, str]] = set()
     has_lang: set[str] = set()
     langs: dict[str, set[str]] = defaultdict(set)
-    for row in tmp.select("select-entry-forms"):
+    for row in rows:
         e, rep = row["e"], row["rep"]
         if "elang" in row:
             has_lang.add(e.value)

@@ -6,6 +6,9 @@ as it is in the file.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
+from typing import Any
+
 from pyoxigraph import Literal, NamedNode, Quad
 
 from kg_rag.namespaces import KGR
@@ -24,10 +27,16 @@ def materialise(tmp: EmbeddedStore, graph: NamedNode) -> list[Quad]:
 
 def match_keys(tmp: EmbeddedStore) -> list[Quad]:
     """``kgr:matchKey`` per distinct (key, language) of each concept's labels."""
+    return label_keys(tmp.select("select-concept-label-texts"))
+
+
+def label_keys(rows: Iterable[Mapping[str, Any]]) -> list[Quad]:
+    """``kgr:matchKey`` per distinct (key, language) of the concepts' labels in ``rows``
+    (``?c ?label``: select-concept-label-texts, or select-graph-label-texts for one graph)."""
     seen: set[tuple[str, str, str]] = set()
     out: list[Quad] = []
     pred = KGR.matchKey
-    for row in tmp.select("select-concept-label-texts"):
+    for row in rows:
         c, label = row["c"], row["label"]
         lang = base_language(label.language)
         key = match_key(label.value)
