@@ -218,10 +218,7 @@ class KnowledgeSelector:
         m = float(total.max())
         p = np.exp(_sharpness(comp, w) * (total - m))
         p /= p.sum()
-        # ties go to the lower sense rank
-        best = min(range(len(cands)), key=lambda i: (-round(float(total[i]), 9), comp.ranks[i], i))
-        second = max((float(p[i]) for i in range(len(cands)) if i != best), default=0.0)
-        margin = min(1.0, max(0.0, float(p[best]) - second))
+        best, margin = _choice(cands, total, p, comp.ranks)
         conf = margin ** self.config.margin_power(comp.informed)
         return Selection(
             scores=tuple((c.id, round(float(p[i]), 6)) for i, c in enumerate(cands)),
@@ -524,6 +521,26 @@ class _BatchMemo:
                                           for ew in _english_words(key[3:]))
             self._english[node] = out
         return out
+
+
+def _choice(cands: Sequence[Candidate], total: np.ndarray, p: np.ndarray,
+            ranks: Sequence[int]) -> tuple[int, float]:
+    """The chosen candidate and the margin of its meaning. A meaning is a concept: two senses
+    of one concept (the German and the English dictionary's *Bank* → the bank) are one reading,
+    so the concept whose candidates hold the most probability is chosen — its best candidate,
+    ties to the lower sense rank — and the margin is over the next concept, not over a second
+    sense of the same one."""
+    mass: dict[str, float] = {}
+    for i, c in enumerate(cands):
+        mass[c.concept] = mass.get(c.concept, 0.0) + float(p[i])
+    top = max(mass.values())
+    # among concepts with the top mass (rounded, as totals are), the best candidate's order decides
+    tied = {c for c, v in mass.items() if round(v, 9) == round(top, 9)}
+    best = min((i for i, c in enumerate(cands) if c.concept in tied),
+               key=lambda i: (-round(float(total[i]), 9), ranks[i], i))
+    chosen = cands[best].concept
+    second = max((v for c, v in mass.items() if c != chosen), default=0.0)
+    return best, min(1.0, max(0.0, mass[chosen] - second))
 
 
 def _sharpness(comp: Components, w: Weights) -> float:

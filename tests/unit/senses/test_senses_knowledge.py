@@ -208,3 +208,25 @@ def test_sharpness_tempers_the_probabilities_not_the_choice(store: EmbeddedStore
         assert pb[k] == pytest.approx(v ** e / z, abs=1e-4)
     assert math.isclose(sum(pb.values()), 1.0, abs_tol=1e-4)
 
+
+
+def test_two_senses_of_one_concept_are_one_reading_when_choosing() -> None:
+    """*Bank* in a question that may be German or English: the German and the English dictionary
+    each have a sense of the bank (money), one has the bench, the other the river bank. With no
+    context all four senses are equally likely, so the bank's two hold half of the probability:
+    it is chosen, with the margin over the next concept (0.5 − 0.25), not over its own twin."""
+    from kg_rag import KnowledgeGraph
+    from kg_rag.resources import resource_path
+    from kg_rag.store import EmbeddedStore
+
+    kg = KnowledgeGraph(EmbeddedStore(":memory:"))
+    demo = resource_path("demo")
+    kg.load([demo / "thesaurus.ttl", demo / "dictionary.ttl"])
+    (report,) = kg.annotate("Bank", wsd="knowledge", record_question=False)
+    concepts = [c.concept for c in report.mention.candidates]
+    bank = "https://w3id.org/kg-rag/demo/concept/bank"
+    assert concepts.count(bank) == 2 and len(set(concepts)) == 3
+    sel = report.selection
+    assert sel is not None and sel.chosen is not None
+    assert sel.chosen.concept == bank
+    assert abs(sel.confidence - 0.25) < 1e-6
