@@ -387,6 +387,12 @@ class KnowledgeGraph:
 
         return resolve_scheme(self.store, scheme)
 
+    @staticmethod
+    def question_text(question: str) -> str:
+        """The question as it is annotated (NFC, no bidi controls, trimmed): the text the offsets
+        of :meth:`annotate`'s and :meth:`ask`'s mentions point into."""
+        return nfc(strip_bidi(question)).strip()
+
     def _question(self, question: str, lang: str | None,
                   scheme: SchemeFilter | None = None) -> tuple[str, LanguageGuess, list[Mention]]:
         """The question cleaned (NFC, no bidi controls), its language and its mentions."""
@@ -399,7 +405,7 @@ class KnowledgeGraph:
             raise InputError("the question is empty; type a question")
         if lang and lang != "auto":
             check_language(lang)  # a bad code is bad input before anything else
-        q = nfc(strip_bidi(question)).strip()
+        q = self.question_text(question)
         if len(q) > MAX_QUESTION_CHARS:
             raise InputError(f"the question is longer than {MAX_QUESTION_CHARS} characters")
         annotator = self.annotator

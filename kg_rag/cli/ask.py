@@ -96,7 +96,7 @@ def cmd_annotate(args: argparse.Namespace) -> int:
         guess, reports = kg.annotate_text(text, lang=args.lang, wsd=args.wsd, scheme=args.scheme,
                                           record_question=args.record)
         if args.json:
-            print_json({"text": text, "lang": guess.lang, "language": language_dict(guess),
+            print_json({"text": kg.question_text(text), "lang": guess.lang, "language": language_dict(guess),
                         "mentions": [mention_dict(r) for r in reports]})
         else:
             labels = kg.labels([c.concept for r in reports for c in r.mention.candidates], guess.lang)

@@ -80,7 +80,7 @@ class RestApi:
                                             _str(body, "language"), wsd, self.ring.enabled,
                                             scheme)
         await run_in_threadpool(self.ring.trim)
-        return JSONResponse({"text": text, "lang": guess.lang, "language": language_dict(guess),
+        return JSONResponse({"text": self.kg.question_text(text), "lang": guess.lang, "language": language_dict(guess),
                              "mentions": [mention_dict(r) for r in reports]})
 
     async def ask(self, request: Request) -> Response:

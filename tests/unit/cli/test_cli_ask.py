@@ -186,3 +186,16 @@ def test_min_score_cuts_by_relevance_and_says_why_when_nothing_is_left(
         with pytest.raises(SystemExit) as e:
             main(["--store", str(store), "ask", "--min-score", bad, q])
         assert e.value.code == 2 and "no number between 0 and 1" in capsys.readouterr().err
+
+
+def test_annotate_json_gives_the_text_its_offsets_point_into(
+        store: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The text is annotated cleaned (NFC, no bidi controls, trimmed): the JSON gives that text,
+    so ``text[start:end]`` is each mention's text."""
+    raw = " \u200fבר\u200e Bru\u0308cke "   # RLM/LRM marks and a decomposed ü
+    code, out, err = run(capsys, store, "annotate", "--json", "--no-record", raw)
+    ann = json.loads(out)
+    assert code == 0, err
+    assert ann["text"] == "בר Br\u00fccke" and ann["mentions"]
+    for m in ann["mentions"]:
+        assert ann["text"][m["start"]:m["end"]] == m["text"]
