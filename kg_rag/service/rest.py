@@ -80,7 +80,9 @@ class RestApi:
                                             _str(body, "language"), wsd, self.ring.enabled,
                                             scheme)
         await run_in_threadpool(self.ring.trim)
-        return JSONResponse({"text": self.kg.question_text(text), "lang": guess.lang, "language": language_dict(guess),
+        assert text is not None  # required=True
+        return JSONResponse({"text": self.kg.question_text(text), "lang": guess.lang,
+                             "language": language_dict(guess),
                              "mentions": [mention_dict(r) for r in reports]})
 
     async def ask(self, request: Request) -> Response:
