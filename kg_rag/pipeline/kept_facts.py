@@ -42,10 +42,9 @@ from kg_rag.store import Store
 
 log = logging.getLogger(__name__)
 
-#: bumped when the table changes
-FORMAT = "facts-1"
-#: the candidate-origins table this one replaced (its rows are taken over: :meth:`KeptFacts._adopt_origins`)
-_ORIGINS = "origins-1"
+#: bumped when the table or what a kind holds changes (2: a sense-only reading's labels are its
+#: entry's written forms; 1 kept none for it)
+FORMAT = "facts-2"
 #: the kinds of fact kept
 Kind = Literal["origins", "labels", "neighbours"]
 _CREATE = ("CREATE TABLE IF NOT EXISTS facts "
@@ -99,30 +98,7 @@ class KeptFacts:
                 self._broken = True
                 return None
             self._db, self._pid = db, os.getpid()
-            if os.getpid() == self._maker:
-                self._adopt_origins(db)
         return self._db
-
-    def _adopt_origins(self, db: sqlite3.Connection) -> None:
-        """A new table takes the origins the table of the same catalog version kept before it
-        replaced that one (``origins-1-VERSION.sqlite``), so an upgrade asks the store again for none."""
-        old = self.path.with_name(self.path.name.replace(f"{FORMAT}-", f"{_ORIGINS}-", 1))
-        if old == self.path or not old.is_file():
-            return
-        try:
-            if db.execute("SELECT 1 FROM facts WHERE kind = 'origins' LIMIT 1").fetchone():
-                return
-            src = sqlite3.connect(f"file:{old}?mode=ro", uri=True)
-            try:
-                rows = src.execute("SELECT iri, g, scheme FROM origins").fetchall()
-            finally:
-                src.close()
-            with db:
-                db.executemany(_INSERT, (("origins", iri, json.dumps([g, scheme], ensure_ascii=False))
-                                         for iri, g, scheme in rows))
-            log.info("vocabulary facts: %d candidate origins taken from %s", len(rows), old.name)
-        except sqlite3.Error as e:   # nothing adopted: the store is asked as for a new table
-            log.debug("could not take the origins of %s (%s)", old, e)
 
     def get_many(self, kind: Kind, iris: Sequence[str]) -> dict[str, Any]:
         """The kept ``kind`` facts of those ``iris`` some process asked for before."""

@@ -219,17 +219,3 @@ def test_a_file_another_process_is_writing_is_skipped_this_time_only(tmp_path: P
     cache.put_many("labels", {"urn:kgr-test:b": [["b", "en", "pref"]]})
     assert set(cache.get_many("labels", ["urn:kgr-test:a", "urn:kgr-test:b", "urn:kgr-test:x"])) == {
         "urn:kgr-test:a", "urn:kgr-test:b", "urn:kgr-test:x"}
-
-
-def test_a_new_table_takes_the_origins_of_the_table_it_replaced(tmp_path: Path) -> None:
-    old = sqlite3.connect(str(tmp_path / "origins-1-abc.sqlite"))
-    old.execute("CREATE TABLE origins (iri TEXT PRIMARY KEY, g TEXT, scheme TEXT) WITHOUT ROWID")
-    old.executemany("INSERT INTO origins VALUES (?, ?, ?)",
-                    [("urn:kgr-test:a", "urn:kgr-test:g", None), ("urn:kgr-test:b", None, None)])
-    old.commit()
-    old.close()
-    cache = KeptFacts(tmp_path / "facts-1-abc.sqlite")
-    assert cache.get_many("origins", ["urn:kgr-test:a", "urn:kgr-test:b"]) == {
-        "urn:kgr-test:a": ["urn:kgr-test:g", None], "urn:kgr-test:b": [None, None]}
-    other = KeptFacts(tmp_path / "facts-1-xyz.sqlite")          # another catalog version: none
-    assert other.get_many("origins", ["urn:kgr-test:a"]) == {}

@@ -127,3 +127,16 @@ def test_cli_eval_wsd_lexicon(tmp_path: Path, capsys: pytest.CaptureFixture[str]
     assert main([*args, "--lexicon", "nowhere"]) != 0
     err = capsys.readouterr().err
     assert "no loaded source 'nowhere'" in err and len(err.strip().splitlines()) == 1
+
+
+def test_a_sense_only_reading_shows_its_lemma_and_definition_not_its_iri(kg: KnowledgeGraph) -> None:
+    """The two *bass* readings are dictionary senses with no concept: they show as the entry's
+    written form (the same for both), so each gets its definition beside it."""
+    labels = kg.labels([FISH, VOICE], "en")
+    assert labels == {FISH: "bass", VOICE: "bass"}
+    glosses = kg.glosses([FISH, VOICE], "en")
+    assert set(glosses) == {FISH, VOICE} and glosses[FISH] != glosses[VOICE]
+    from kg_rag.cli.render import mention_lines
+
+    lines = "\n".join(mention_lines([_bass(kg, "a bass in the lake")], labels, glosses))
+    assert DICT not in lines and glosses[FISH] in lines and glosses[VOICE] in lines
