@@ -28,7 +28,7 @@ from typing import cast
 import simplemma
 from simplemma.strategies.dictionaries.dictionary_factory import SUPPORTED_LANGUAGES
 
-from kg_rag.text import gloss_cache, hebrew
+from kg_rag.text import arabic, gloss_cache, hebrew
 from kg_rag.text.gloss_cache import MISSING, GlossCache
 from kg_rag.text.normalise import match_key, strip_bidi, strip_niqqud
 from kg_rag.text.tokenise import gloss_tokens
@@ -186,6 +186,10 @@ def analyses(word: str, surface: str, lang: str) -> tuple[tuple[str, str], ...]:
             for lemma in lemmas(stem, lang):
                 if lemma not in stops:
                     out.setdefault(lemma, f"prefix:{prefix}+lemma")
+    elif lang == "ar":
+        for prefix, stem in arabic.prefix_splits(word):
+            if stem not in stops:
+                out.setdefault(stem, f"prefix:{prefix}")
     return tuple(out.items())
 
 

@@ -96,3 +96,29 @@ def test_lexicon_index_from_rows() -> None:
     assert lex.lookup("en", "u.s.") != lex.lookup("en", "u s")
     assert lex.phrase_prefix("en", "fruit ") and not lex.phrase_prefix("en", "tree ")
     assert lex.stats() == {"keys": 6, "owners": 7, "languages": 3, "phrases": 3}
+
+
+def test_arabic_article_and_proclitics_are_analyses() -> None:
+    forms = dict(analyses("الطبيعية", "الطبيعية", "ar"))
+    assert forms["طبيعية"] == "prefix:ال"          # the label's word, not simplemma's masculine
+    from kg_rag.text.arabic import prefix_splits as ar_splits
+
+    assert ar_splits("والطبيعية") == (("وال", "طبيعية"),)
+    assert ar_splits("للمحمية") == (("لل", "محمية"),)
+    assert ar_splits("الم") == ()                  # ال + one letter is no article and a stem
+
+
+def test_an_arabic_phrase_with_the_article_on_each_word_meets_its_label() -> None:
+    """The demo's *محمية طبيعية* (nature reserve), as its Arabic document writes it."""
+    from kg_rag import KnowledgeGraph
+    from kg_rag.resources import resource_path
+    from kg_rag.store import EmbeddedStore
+
+    kg = KnowledgeGraph(EmbeddedStore(":memory:"))
+    kg.load([resource_path("demo") / "thesaurus.ttl"])
+    reserve = "https://w3id.org/kg-rag/demo/concept/nature-reserve"
+    for text in ("المحمية الطبيعية", "في المحمية الطبيعية", "بالمحمية الطبيعية", "محمية طبيعية"):
+        found = {(r.mention.text, c.concept) for r in kg.annotate(text, lang="ar", wsd="none",
+                                                                 record_question=False)
+                 for c in r.mention.candidates}
+        assert (text.removeprefix("في "), reserve) in found, (text, found)
