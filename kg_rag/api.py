@@ -157,10 +157,22 @@ class KnowledgeGraph:
 
         return tuple(FORMATS)
 
+    @staticmethod
+    def load_targets(paths: Iterable[str | Path], fmt: str = "auto",
+                     graph: str | None = None) -> list[str]:
+        """The graph IRI each file would be loaded into, the files checked together before
+        anything is written: LoadError for a missing file, an unknown format, a bad ``graph``,
+        or two different files that would go into one graph (:func:`loaders.check_targets`)."""
+        from loaders import check_targets
+
+        return [g.value for g in check_targets(paths, fmt, graph)]
+
     def load(self, paths: Iterable[str | Path], fmt: str = "auto", graph: str | None = None,
              progress: Callable[[int], None] | None = None) -> list[Any]:
         from loaders import Limits, load_file
 
+        paths = list(paths)
+        self.load_targets(paths, fmt, graph)   # the files together, before anything is written
         limits = Limits.of(self.settings)
         with self.write_lock:
             try:
@@ -318,6 +330,8 @@ class KnowledgeGraph:
         return posting_index.status(self.store)
 
     def delete(self, doc_id: str) -> None:
+        if not doc_id.strip():
+            raise InputError("the document id is empty; `kg-rag documents` lists them")
         iri = record.doc_iri(doc_id)
         with self.write_lock:
             if iri not in self.store.named_graphs():
@@ -551,7 +565,7 @@ class KnowledgeGraph:
         """The IRI ``ref`` names: an IRI, an IRI in angle brackets as kg-rag prints them, or a
         short id it shows — a question's, decision's or annotation's hash, ``question/<hash>``,
         a document id — when exactly one of ``kinds`` of kg-rag's IRIs with it is in the store.
-        InputError for anything else."""
+        NotFoundError when none is, InputError when several are."""
         r = ref.strip() if isinstance(ref, str) else ""
         if r.startswith("<") and r.endswith(">"):
             r = r[1:-1].strip()
@@ -576,8 +590,8 @@ class KnowledgeGraph:
         if not found:
             names = [_KIND_NAMES[k] for k in kinds]
             what = names[0] if len(names) == 1 else ", ".join(names[:-1]) + " or " + names[-1]
-            raise InputError(f"{r!r} is no IRI (http://, https:// or urn:) and no id of a "
-                             f"{what} in this store")
+            raise NotFoundError(f"{r!r} is no IRI (http://, https:// or urn:) and no id of a "
+                                f"{what} in this store")
         return found[0]
 
     def describe(self, iri: str) -> Explanation:
@@ -627,14 +641,15 @@ class KnowledgeGraph:
 
     def source_graph(self, name: str) -> str:
         """The graph IRI of a loaded source named by its IRI (returned as given, known or not)
-        or by its file name as :meth:`sources` lists it (InputError if none or several)."""
+        or by its file name as :meth:`sources` lists it (NotFoundError if none, InputError if
+        several or empty)."""
         from loaders import resolve_source
 
         try:
             NamedNode(name)
             return name
         except ValueError:
-            return resolve_source(self.store, name).graph
+            return resolve_source(self.store, name, missing=NotFoundError).graph
 
     def drop_source(self, graph: str, reannotate: bool = False) -> dict[str, int]:
         """Remove a loaded source and its catalog record (NotFoundError if there is none).

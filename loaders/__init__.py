@@ -9,6 +9,7 @@ the store as it was — except a WordNet LMF file of a source not loaded yet, wh
 it is mapped (:mod:`loaders.streaming`) and dropped again if it turns out malformed.
 
     load_file(store, path) -> LoadReport       # replaces the source if it was loaded before
+    check_targets(paths) -> [graph]            # several files, checked together before a load
     drop_source(store, graph_iri)
     list_sources(store) -> [SourceRecord]
     resolve_source(store, name) -> SourceRecord   # by graph IRI or file name
@@ -18,8 +19,9 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -147,6 +149,34 @@ def _target(path: Path, fmt: str, graph: str | None) -> tuple[NamedNode, str]:
     return g, syntax
 
 
+def check_targets(paths: Iterable[Path | str], fmt: str = "auto",
+                  graph: str | None = None) -> list[NamedNode]:
+    """The graph each of ``paths`` would be loaded into, all checked before anything is written
+    (a missing file, an unknown format, a bad ``graph``: :class:`LoadError`). Two different files
+    that would go into one graph (``a/t.ttl`` and ``b/t.ttl``; ``ok.dmlex.xml`` and
+    ``ok.dmlex.json``: one file stem) are refused, as the second would replace the first; the
+    same file twice is one source loaded again."""
+    targets: list[NamedNode] = []
+    first: dict[NamedNode, Path] = {}
+    for p in paths:
+        path = Path(p).expanduser().resolve()
+        g, _ = _target(path, fmt, graph)
+        other = first.setdefault(g, path)
+        if other != path and not _same_file(other, path):
+            raise LoadError(f"{other} and {path} would both be loaded into the graph <{g.value}>, "
+                            f"the second replacing the first; load them separately, one of them "
+                            f"with --graph IRI")
+        targets.append(g)
+    return targets
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return False
+
+
 def _parse_file(path: Path, fmt: str, graph: str | None,
                 progress: Callable[[int], None] | None) -> tuple[NamedNode, Parsed]:
     g, syntax = _target(path, fmt, graph)
@@ -228,7 +258,8 @@ def _write_failed(path: Path, g: NamedNode, e: BaseException) -> StoreError:
                       f"again: {e}")
 
 
-__all__ = ["FORMATS", "MAPPING_VERSIONS", "Limits", "LoadReport", "detect_format", "drop_source", "list_sources",
+__all__ = ["FORMATS", "MAPPING_VERSIONS", "Limits", "LoadReport", "check_targets", "detect_format", "drop_source",
+           "list_sources",
            "resolve_source",
            "load_file", "mapping_version", "stale",
            "parse_file"]

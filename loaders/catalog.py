@@ -12,7 +12,7 @@ from datetime import datetime, timezone
 
 from pyoxigraph import Literal, NamedNode, Quad
 
-from kg_rag.errors import InputError, NotFoundError
+from kg_rag.errors import InputError, KgRagError, NotFoundError
 from kg_rag.namespaces import DCAT, DCT, ID, KGR, PROV, RDF, VOID, XSD
 from kg_rag.store import Change, Store
 
@@ -81,10 +81,12 @@ def drop_source(store: Store, graph: str) -> None:
     log.info("dropped source %s", graph)
 
 
-def resolve_source(store: Store, name: str) -> SourceRecord:
+def resolve_source(store: Store, name: str,
+                   missing: type[KgRagError] = InputError) -> SourceRecord:
     """The loaded source ``name`` names: its graph IRI (``<…>`` or bare), its file name
     (``lexicon.ttl``, as ``kg-rag sources`` lists it) or that name without its suffixes
-    (``lexicon``). InputError when none or several match."""
+    (``lexicon``). InputError when it is empty or several match; ``missing`` when none does
+    (NotFoundError for a source to act on, as an unknown graph IRI is)."""
     want = name.strip()
     if want.startswith("<") and want.endswith(">"):
         want = want[1:-1]
@@ -100,8 +102,8 @@ def resolve_source(store: Store, name: str) -> SourceRecord:
     if found:
         raise InputError(f"{len(found)} loaded sources are named {name!r} "
                          f"({', '.join(r.graph for r in found)}); give the graph IRI")
-    raise InputError(f"no loaded source {name!r} (graph IRI or file name); "
-                     f"`kg-rag sources` lists them")
+    raise missing(f"no loaded source {name!r} (graph IRI or file name); "
+                  f"`kg-rag sources` lists them")
 
 
 def list_sources(store: Store) -> list[SourceRecord]:

@@ -156,7 +156,9 @@ def complete(quads: list[Quad], graph: NamedNode,
 
 def parse(path: Path, syntax: str, graph: NamedNode, pipeline: str = "auto") -> Parsed:
     """Parse, normalise and materialise a whole RDF file into quads of ``graph``."""
-    data = read_all(path)
+    # a leading UTF-8 byte-order mark (editors on Windows write one) is no statement: the engine
+    # reads it as a subject in Turtle, TriG, N-Triples and N-Quads
+    data = read_all(path).removeprefix(b"\xef\xbb\xbf")
     if syntax == "rdfxml" or data[:1024].lstrip().startswith(b"<?xml"):
         check_xml(path, data)
     # relative IRIs resolve under the source's own graph IRI: the same on every machine, and no

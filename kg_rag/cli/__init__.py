@@ -13,7 +13,7 @@ import sys
 from collections.abc import Sequence
 
 from kg_rag.cli.common import set_quiet
-from kg_rag.errors import ConfigError, KgRagError
+from kg_rag.errors import ConfigError, InputError, KgRagError
 
 # command modules, in help order (each adds its subcommands)
 COMMAND_MODULES: tuple[str, ...] = ("load", "align", "query", "documents", "redecide", "questions", "ask", "demo", "evaluate", "serve")
@@ -68,8 +68,34 @@ def build_parser(prog: str = "kg-rag") -> argparse.ArgumentParser:
     return p
 
 
+def not_utf8(argv: Sequence[str]) -> str | None:
+    """The message for the first argument that is not UTF-8 text (Python carries its bytes as
+    lone surrogates, which every later step would fail on), None when all are."""
+    for arg in argv:
+        try:
+            arg.encode("utf-8")
+        except UnicodeEncodeError:
+            try:  # the bytes as given, the undecodable ones escaped
+                shown = arg.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+            except UnicodeEncodeError:
+                shown = arg.encode("utf-8", "backslashreplace").decode("utf-8")
+            # one line, nothing a terminal acts on: controls and bidi controls escaped as well
+            shown = "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii")
+                            for c in shown)
+            if len(shown) > 60:
+                shown = shown[:57] + "..."
+            return (f"the command-line argument '{shown}' is not UTF-8 text; give every "
+                    f"argument in UTF-8")
+    return None
+
+
 def main(argv: Sequence[str] | None = None, prog: str = "kg-rag") -> int:
     parser = build_parser(prog)
+    argv = sys.argv[1:] if argv is None else list(argv)
+    bad = not_utf8(argv)
+    if bad is not None:  # a usage error before any command runs, whichever argument it is
+        print(f"kg-rag: error: {bad}", file=sys.stderr)
+        return InputError.exit_code
     args = parser.parse_args(argv)
     set_quiet(args.quiet)
     logging.basicConfig(

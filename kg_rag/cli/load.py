@@ -47,7 +47,12 @@ def cmd_load(args: argparse.Namespace) -> int:
     if args.graph and len(args.files) > 1:
         raise InputError("--graph names the graph of ONE source; load the files one at a time")
     reports = []
+    # every file checked before the first is written (two files into one source graph too)
+    KnowledgeGraph.load_targets(args.files, fmt=args.format, graph=args.graph)
     with KnowledgeGraph(store_from_args(args, create=True)) as kg:
+        # a store that cannot take a load (one a running kg-rag serve holds) says so before a
+        # file is read and before anything is sent, not halfway through the first file
+        kg.store.check_loadable()
         for f in args.files:
             bar = tqdm(desc=f, unit=" triples", unit_scale=True, disable=not progress_enabled(),
                        file=sys.stderr)

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import errno
 import logging
 import signal
+import socket
 import sys
 
 from kg_rag.cli.common import store_from_args
@@ -16,10 +18,36 @@ from kg_rag.store.serving import announced
 log = logging.getLogger(__name__)
 
 
+def _port(value: str) -> int:
+    """``--port``: a TCP port, 0 to 65535 (0: one the system chooses); a usage error otherwise."""
+    try:
+        port = int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{value!r} is no port number (0 to 65535)") from None
+    if not 0 <= port <= 65535:
+        raise argparse.ArgumentTypeError(f"{value} is outside 0..65535")
+    return port
+
+
+def check_listen(host: str, port: int) -> None:
+    """Fail with one line, before anything starts, when ``host``:``port`` cannot be listened on
+    (in use, an unknown host, not this machine's address): bound as uvicorn binds it, then
+    released for uvicorn."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    try:
+        with socket.socket(family, socket.SOCK_STREAM) as sock:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            sock.bind((host, port))
+    except OSError as e:   # socket.gaierror too
+        why = "the port is in use" if e.errno == errno.EADDRINUSE else (e.strerror or str(e))
+        raise InputError(f"cannot listen on {host}:{port}: {why}; choose another --port or "
+                         f"--host") from None
+
+
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p = sub.add_parser("serve", help="serve /sparql, the REST API and the explanation page")
     p.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
-    p.add_argument("--port", type=int, default=8000, help="port (default 8000)")
+    p.add_argument("--port", type=_port, default=8000, help="port, 0 to 65535 (default 8000)")
     p.add_argument("--allow-updates", action="store_true",
                    help="accept SPARQL updates at /sparql (needs KG_RAG_SERVICE_TOKEN)")
     p.add_argument("--read-only", action="store_true",
@@ -51,6 +79,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         cfg = cfg.with_(read_only=True)
     if args.workers != 1:
         return _serve_workers(args, cfg)
+    check_listen(args.host, args.port)
     # an embedded store in use elsewhere: StoreLockedError here
     store = store_from_args(args, read_only=cfg.read_only, create=not cfg.read_only)
     kg = KnowledgeGraph(store, cfg)
@@ -63,10 +92,11 @@ def cmd_serve(args: argparse.Namespace) -> int:
         # uvicorn shuts down gracefully on SIGTERM, then re-raises it to the handler that was
         # there before: make that one end this command normally, so the store is closed
         previous = signal.signal(signal.SIGTERM, _terminated)
-        # an embedded store says who serves it, so that other commands read through /sparql
-        # (not when read-only: the engine then takes no lock, and the folder may be read-only)
-        here = (announced(store.location, args.host, args.port, cfg.allow_updates)
-                if store.kind == "embedded" and store.location != ":memory:" and not cfg.read_only
+        # an embedded store says who serves it, so that other commands read through /sparql;
+        # read-only above all: the engine then takes no lock, and only this file keeps other
+        # commands from opening the store for writing while this process reads it
+        here = (announced(store.location, args.host, args.port, cfg.allow_updates, cfg.read_only)
+                if store.kind == "embedded" and store.location != ":memory:"
                 else contextlib.nullcontext())
         try:
             with here:
@@ -100,6 +130,7 @@ def _serve_workers(args: argparse.Namespace, cfg: Settings) -> int:
                          "process; serve it with oxigraph serve (or another SPARQL 1.1 store) and "
                          "give --endpoint URL")
     # checked here once, with a clear error, before any worker starts
+    check_listen(args.host, args.port)
     store_from_args(args, read_only=cfg.read_only, create=not cfg.read_only).close()
     env = {"KG_RAG_ENDPOINT": endpoint, SLOTS_VARIABLE: str(max(1, args.slots)),
            "KG_RAG_ALLOW_UPDATES": "true" if cfg.allow_updates else "false",

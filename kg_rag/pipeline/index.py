@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import logging
 import time
+import unicodedata
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 
@@ -342,9 +343,31 @@ class Tally:
                            self.reused, self.languages, seconds, self.llm)
 
 
+#: bidi controls (marks, embeddings, overrides, isolates) a document id may not hold
+_BIDI_CONTROLS = frozenset("\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e"
+                           "\u2066\u2067\u2068\u2069")
+
+
+def id_problem(doc_id: str) -> str | None:
+    """Why ``doc_id`` cannot name a document (None: it can): a control character (Unicode
+    category Cc: a newline or tab would forge rows and columns of the plain-text listings) or a
+    bidi control (it would reorder what is printed around it)."""
+    for c in doc_id:
+        if unicodedata.category(c) == "Cc":
+            return f"the control character U+{ord(c):04X}"
+        if c in _BIDI_CONTROLS:
+            return f"the bidi control U+{ord(c):04X}"
+    return None
+
+
 def check_documents(docs: Sequence[SourceDocument]) -> None:
     """Every document valid before any is written (bad input writes nothing)."""
     for d in docs:
+        problem = id_problem(d.id)
+        if problem is not None:
+            where = f"{d.source}: " if d.source else ""
+            raise InputError(f"{where}the document id {d.id!r} holds {problem}; an id may hold no "
+                             f"control or bidi characters")
         if not d.text.strip():
             raise InputError(f"document {d.id!r} is empty")
         if d.lang:

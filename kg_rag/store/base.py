@@ -7,7 +7,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import dataclass, field
-from typing import Any, BinaryIO, Generic, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, BinaryIO, Generic, Protocol, TypeVar
 
 import pyoxigraph
 from pyoxigraph import NamedNode, Quad, Triple
@@ -15,6 +15,9 @@ from pyoxigraph import NamedNode, Quad, Triple
 from kg_rag.errors import QueryError, StoreError
 from kg_rag.store import queries, stamp
 from kg_rag.store.render import Term, Values, quads_block, term
+
+if TYPE_CHECKING:
+    from kg_rag.store.guard import QueryInfo
 
 Row = dict[str, Any]  # variable name → pyoxigraph term (unbound variables are absent)
 
@@ -119,6 +122,11 @@ class Store(ABC):
         if self.read_only:
             raise StoreError(f"the store at {self.location} is open read-only (kg-rag serve "
                              f"--read-only): nothing is written")
+
+    def check_loadable(self) -> None:
+        """StoreError when this store cannot take a load (:meth:`load_graph`): called before a
+        load reads its files, so that a refusal comes before anything is sent or written."""
+        self.check_writable()
 
     # --- named queries -------------------------------------------------------------------
     def select(self, name: str, bind: Mapping[str, Term] | None = None,
@@ -289,14 +297,15 @@ class Store(ABC):
         self.close()
 
 
-def check_user_query(text: str) -> None:
+def check_user_query(text: str) -> QueryInfo:
     """The guard (:mod:`kg_rag.store.guard`) on a user's read query, on every path that runs one:
-    no SERVICE/LOAD, nesting and chains capped (sizes are the service's own concern)."""
+    no SERVICE/LOAD, nesting and chains capped (sizes are the service's own concern); what it
+    read of the query (its form, whether it names a dataset)."""
     from kg_rag.settings import settings
     from kg_rag.store.guard import check_query
 
     cfg = settings()
-    check_query(text, sys.maxsize, cfg.max_query_depth, cfg.max_query_chain)
+    return check_query(text, sys.maxsize, cfg.max_query_depth, cfg.max_query_chain)
 
 
 def check_user_update(text: str) -> None:

@@ -211,9 +211,12 @@ class EmbeddedStore(Store):
             raise self._engine_error(q.name, e) from None
 
     def raw_query(self, text: str, fmt: str, predeclare: bool = False) -> tuple[bytes, str]:
-        check_user_query(text)
+        info = check_user_query(text)
         try:
-            res = user_query(self._store, text, predeclare=predeclare)
+            # the dataset the service's /sparql gives the same query over this store: with no
+            # FROM, the default graph is the union of all graphs
+            res = user_query(self._store, text, predeclare=predeclare,
+                             union_default=not info.dataset_clauses)
         except (OSError, RuntimeError) as e:
             raise self._engine_error("the query", e) from None
         buf = io.BytesIO()

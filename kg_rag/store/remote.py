@@ -314,8 +314,8 @@ class RemoteStore(Store):
         except BaseException:
             try:
                 self._gsp("DELETE", graph, None)
-            except StoreError:
-                log.exception("could not remove the partly loaded graph %s", graph)
+            except StoreError as e:   # one line: the error raised below is what to report
+                log.error("could not remove the partly loaded graph %s: %s", graph.value, e)
             raise
         return n
 

@@ -102,7 +102,7 @@ def test_explain_json_html_and_turtle(api: tuple[httpx.Client, KnowledgeGraph]) 
     assert r.headers["content-type"].startswith("text/html") and '<svg class="explanation-graph"' in r.text
     r = c.get("/explain", params={"iri": iri}, headers={"Accept": "text/turtle"})
     assert r.headers["content-type"].startswith("text/turtle") and "kgr:" in r.text
-    _problem(c.get("/explain", params={"iri": "not an iri"}), 400)
+    _problem(c.get("/explain", params={"iri": "not an iri"}), 404)   # no id of anything here
     _problem(c.get("/explain"), 400)
 
 

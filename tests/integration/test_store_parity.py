@@ -331,7 +331,7 @@ def test_load_graph_keeps_blank_nodes_across_chunks(store: Store, monkeypatch: p
 @pytest.mark.parametrize("text,fmt", [
     ("ASK { GRAPH ?g { ?s ?p ?o } }", "csv"), ("ASK { GRAPH ?g { ?s ?p ?o } }", "tsv"),
     ("ASK { GRAPH ?g { ?s ?p ?o } }", "turtle"), ("SELECT * WHERE { }", "no-such-format"),
-    (CONSTRUCT_ALL, "no-such-format"), (f"DESCRIBE {A}", "ntriples"),
+    (CONSTRUCT_ALL, "no-such-format"), (f"DESCRIBE {A} FROM {G1}", "ntriples"),
 ])
 def test_both_stores_edge_formats(both: tuple[Store, Store], text: str, fmt: str) -> None:
     emb, rem = both

@@ -58,7 +58,7 @@ def test_load_sources_stats_drop(tmp_path: Path, capsys: pytest.CaptureFixture[s
     code, out, _ = run(capsys, store, "drop-source", "skosxl.ttl")
     assert code == 0 and "dropped" in out
     code, _, err = run(capsys, store, "drop-source", "no such.ttl")
-    assert code == 2 and err.count("\n") == 1 and "no loaded source 'no such.ttl'" in err
+    assert code == 7 and err.count("\n") == 1 and "no loaded source 'no such.ttl'" in err
 
 
 def test_load_errors_are_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -78,7 +78,7 @@ def test_bad_requests(kg: KnowledgeGraph) -> None:
     doc = a.results[0].doc_iri
     with pytest.raises(InputError, match="not a question"):
         kg.explain(doc, document=doc)
-    with pytest.raises(InputError, match="IRI"):
+    with pytest.raises(NotFoundError, match="IRI"):      # not found, as an unknown IRI is
         kg.explain(a.question_iri, document="no-such-document-id")
     # a document id, as results show it, names the document as its IRI does
     assert (kg.explain(a.question_iri, document=a.results[0].doc_id).summary
@@ -100,7 +100,7 @@ def test_cli_explain_document(tmp_path: Path, capsys: pytest.CaptureFixture[str]
     assert main(["--store", store, "explain", q, "--document", doc, "--json"]) == 0
     summary = json.loads(capsys.readouterr().out)
     assert summary["result"]["document"] == doc and summary["result"]["links"]
-    assert main(["--store", store, "explain", q, "--document", "nope"]) == 2
+    assert main(["--store", store, "explain", q, "--document", "nope"]) == 7   # not found
     err = capsys.readouterr().err
     assert "IRI" in err and err.count("\n") == 1
 

@@ -169,7 +169,7 @@ def test_explain_question(kg: KnowledgeGraph) -> None:
     assert kg.explain(dec["iri"]).summary["decision"]["status"] == "resolved"
     with pytest.raises(NotFoundError):
         kg.explain("https://example.org/nothing")
-    with pytest.raises(InputError):
+    with pytest.raises(NotFoundError):      # no IRI and no id of anything in this store
         kg.explain("not an iri")
 
 
