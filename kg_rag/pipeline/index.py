@@ -246,9 +246,11 @@ def remove_document(store: Store, iri: NamedNode, decisions: Sequence[NamedNode]
         for i in range(0, len(unique), REMOVE_BATCH):
             store.run_update("delete-unused-decisions",
                              values=Values.column("decision", unique[i : i + REMOVE_BATCH]))
-    except Exception:  # noqa: BLE001 - the section's own error is what the caller raises
-        log.exception("could not remove the partly written document %s: index it again or "
-                      "delete it", iri.value)
+    except Exception as e:  # noqa: BLE001 - the section's own error is what the caller raises
+        # one line: the error the caller raises is what to report (a traceback here would
+        # print before it, even with -q)
+        log.error("could not remove the partly written document %s (%s): index it again or "
+                  "delete it", iri.value, str(e).splitlines()[0] if str(e) else type(e).__name__)
 
 
 #: decisions per update when a failed sectioned write removes the ones it made

@@ -81,8 +81,14 @@ def check_not_empty(store: Store) -> None:
 
     if not store.ask("ask-store-has-sources"):
         where = f" at {store.location}" if store.location else ""
+        rows = store.select("select-document-count")
+        docs = int(rows[0]["n"].value) if rows and "n" in rows[0] else 0
+        if docs:   # every source dropped: the documents are there, the words to find them not
+            raise StoreError(f"the store{where} holds {docs} indexed document(s) but no "
+                             f"vocabulary (`kg-rag sources` lists none): load the thesauri and "
+                             f"dictionaries they were indexed with")
         raise StoreError(f"the store{where} is empty: run `kg-rag demo` or `kg-rag load "
-                              f"FILE…` first (or give --store the store you built)")
+                         f"FILE…` first (or give --store the store you built)")
 
 
 __all__ = ["Change", "check_not_empty", "EmbeddedStore", "EngineHandler", "RemoteStore", "Row", "Store", "Values", "open_store"]

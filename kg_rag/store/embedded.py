@@ -281,8 +281,9 @@ class EmbeddedStore(Store):
                 try:
                     for q in part:
                         self._store.remove(q)
-                except Exception:  # noqa: BLE001 - the original error is raised below
-                    log.exception("could not remove the part of a failed write already written")
+                except Exception as e2:  # noqa: BLE001 - the original error is raised below
+                    log.error("could not remove the part of a failed write already written: %s",
+                              str(e2).splitlines()[0] if str(e2) else type(e2).__name__)
                     break
             if isinstance(e, (OSError, RuntimeError)):
                 raise self._write_failed("the update (nothing was written)", e) from None
@@ -417,8 +418,9 @@ class EmbeddedStore(Store):
         """After a failed load: remove what was written of ``graph`` (the caller re-raises)."""
         try:
             self._store.remove_graph(graph)
-        except Exception:  # noqa: BLE001 - the original error is re-raised by the caller
-            log.exception("could not remove the partly loaded graph %s", graph)
+        except Exception as e:  # noqa: BLE001 - the original error is re-raised by the caller
+            log.error("could not remove the partly loaded graph %s: %s", graph.value,
+                      str(e).splitlines()[0] if str(e) else type(e).__name__)
 
     def named_graphs(self) -> list[NamedNode]:
         try:

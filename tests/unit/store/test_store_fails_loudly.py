@@ -16,6 +16,7 @@ from pyoxigraph import Literal, NamedNode, Quad
 
 from kg_rag.api import KnowledgeGraph
 from kg_rag.cli import main
+from kg_rag.documents import SourceDocument
 from kg_rag.errors import StoreError
 from kg_rag.store import Change, EmbeddedStore
 from tests.support.paths import DATA
@@ -151,6 +152,20 @@ def test_an_empty_store_says_so_instead_of_no_known_concept(tmp_path: Path) -> N
         kg.load([DATA / "loaders" / "skosxl.ttl"])
         answer = kg.ask("zzzz qqqq")    # a loaded store: an empty answer with its reason
         assert answer.results == () and "no known concept" in answer.reason
+
+
+def test_documents_without_a_vocabulary_say_so_not_that_the_store_is_empty() -> None:
+    from kg_rag.resources import resource_path
+
+    with KnowledgeGraph(EmbeddedStore(":memory:")) as kg:
+        demo = resource_path("demo")
+        kg.load([demo / "thesaurus.ttl"])
+        kg.index_documents([SourceDocument(id="d", text="A rooster crows.", lang="en")])
+        for s in kg.sources():
+            kg.drop_source(s["graph"])
+        with pytest.raises(StoreError) as e:
+            kg.ask("rooster")
+        assert "holds 1 indexed document(s) but no vocabulary" in str(e.value)
 
 
 def _corrupt_first_data_blocks(path: Path) -> None:
