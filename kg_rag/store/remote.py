@@ -275,6 +275,12 @@ class RemoteStore(Store):
             return
         if ans.status in _REFUSED:
             raise refused(self.store_endpoint, ans, f"Graph Store {method}", bool(self._auth))
+        if ans.status in (404, 405, 501) and method != "DELETE":
+            # no Graph Store Protocol there (a kg-rag serve has none): say what to do instead
+            raise StoreError(f"{self.store_endpoint} takes no Graph Store Protocol {method} (HTTP "
+                             f"{ans.status}), so files cannot be loaded through it: load them into "
+                             f"the store before serving it (a kg-rag serve), or name the endpoint's "
+                             f"graph store URL in KG_RAG_STORE_ENDPOINT")
         if ans.status not in (200, 201, 204):
             raise StoreError(f"Graph Store {method} {graph.value} failed: HTTP {ans.status}")
 

@@ -78,4 +78,5 @@ def test_a_refused_graph_store_load_is_one_line_not_a_traceback(
     assert "Traceback" not in r.stderr and "During handling" not in r.stderr
     lines = r.stderr.strip().splitlines()
     assert lines[-1].startswith("kg-rag: error: ") and "HTTP 405" in lines[-1]
+    assert "takes no Graph Store Protocol PUT" in lines[-1] and "before serving it" in lines[-1]
     assert all(line.startswith(("kg-rag: error: ", "ERROR ")) for line in lines), lines
