@@ -24,6 +24,8 @@ module              public names
                    ``Entries``: a sorted NUL-separated part read without an object per entry
 :mod:`.hebrew`      ``PREFIXES``, ``prefix_splits``, ``suffix_guesses``, ``final_form``,
                     ``is_hebrew_word``, ``MIN_STEM``
+:mod:`.arabic`      ``PREFIXES``, ``prefix_splits``, ``MIN_STEM`` (the article and the
+                    proclitics before it)
 :mod:`.hebrew_affixes`  ``split_affixes`` (where a known lemma sits in a word: prefix, stem,
                     suffix)
 :mod:`.english`     ``before``, ``after``, ``skippable``, ``WINDOW`` and the closed word classes

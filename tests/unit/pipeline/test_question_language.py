@@ -77,7 +77,7 @@ def test_united_merges_one_span_and_keeps_the_others() -> None:
 # --- explain by the forms kg-rag prints; focus by the word itself ------------------------------
 
 def test_explain_takes_the_bracketed_iri_and_the_short_ids_it_shows(kg: KnowledgeGraph) -> None:
-    from kg_rag.errors import InputError
+    from kg_rag.errors import NotFoundError
 
     a = kg.ask("הגבר קרא בקול עם הזריחה", lang="he", k=2)
     iri = a.question_iri
@@ -92,7 +92,7 @@ def test_explain_takes_the_bracketed_iri_and_the_short_ids_it_shows(kg: Knowledg
     why = kg.explain(short, document=doc.doc_id)
     assert why.summary and kg.explain(iri, document=f"<{doc.doc_iri}>").summary == why.summary
     assert kg.describe(f"<{C}rooster>").root == C + "rooster"
-    with pytest.raises(InputError, match="no IRI"):
+    with pytest.raises(NotFoundError, match="no IRI"):
         kg.explain("nothing-of-that-name")
 
 
