@@ -355,7 +355,7 @@ def id_problem(doc_id: str) -> str | None:
     category Cc: a newline or tab would forge rows and columns of the plain-text listings) or a
     bidi control (it would reorder what is printed around it)."""
     for c in doc_id:
-        if unicodedata.category(c) == "Cc":
+        if unicodedata.category(c) in ("Cc", "Zl", "Zp"):   # Zl/Zp: U+2028/U+2029 end lines too
             return f"the control character U+{ord(c):04X}"
         if c in _BIDI_CONTROLS:
             return f"the bidi control U+{ord(c):04X}"

@@ -23,7 +23,7 @@ from tests.support.paths import ROOT
 
 EVIL = "evil\u202e1\nfake\tline"
 BAD = ["a\nb", "a\tb", "a\rb", "a\x00b", "a\x1bb", "a\x7fb", "a\x85b", "a\u202eb", "a\u202ab",
-       "a\u2066b", "a\u2069b", "a\u200eb", "a\u200fb", "a\u061cb"]
+       "a\u2066b", "a\u2069b", "a\u200eb", "a\u200fb", "a\u061cb", "a\u2028b", "a\u2029b"]
 GOOD = ["a b", "notes/2024 plan", "עברית", "عربي", "naïve-café", "x\u200dy", "1"]
 
 
