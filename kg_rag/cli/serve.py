@@ -29,15 +29,17 @@ def _port(value: str) -> int:
     return port
 
 
-def check_listen(host: str, port: int) -> None:
-    """Fail with one line, before anything starts, when ``host``:``port`` cannot be listened on
-    (in use, an unknown host, not this machine's address): bound as uvicorn binds it, then
-    released for uvicorn."""
+def check_listen(host: str, port: int) -> int:
+    """The port to listen on: ``port``, or for 0 a free one the system picks now (so that the
+    "serving" line and the store folder's announcement name the real one). Fails with one line,
+    before anything starts, when ``host``:``port`` cannot be listened on (in use, an unknown
+    host, not this machine's address): bound as uvicorn binds it, then released for uvicorn."""
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     try:
         with socket.socket(family, socket.SOCK_STREAM) as sock:
             sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
             sock.bind((host, port))
+            return int(sock.getsockname()[1])
     except OSError as e:   # socket.gaierror too
         why = "the port is in use" if e.errno == errno.EADDRINUSE else (e.strerror or str(e))
         raise InputError(f"cannot listen on {host}:{port}: {why}; choose another --port or "
@@ -79,7 +81,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         cfg = cfg.with_(read_only=True)
     if args.workers != 1:
         return _serve_workers(args, cfg)
-    check_listen(args.host, args.port)
+    args.port = check_listen(args.host, args.port)
     # an embedded store in use elsewhere: StoreLockedError here
     store = store_from_args(args, read_only=cfg.read_only, create=not cfg.read_only)
     kg = KnowledgeGraph(store, cfg)
@@ -130,7 +132,7 @@ def _serve_workers(args: argparse.Namespace, cfg: Settings) -> int:
                          "process; serve it with oxigraph serve (or another SPARQL 1.1 store) and "
                          "give --endpoint URL")
     # checked here once, with a clear error, before any worker starts
-    check_listen(args.host, args.port)
+    args.port = check_listen(args.host, args.port)
     store_from_args(args, read_only=cfg.read_only, create=not cfg.read_only).close()
     env = {"KG_RAG_ENDPOINT": endpoint, SLOTS_VARIABLE: str(max(1, args.slots)),
            "KG_RAG_ALLOW_UPDATES": "true" if cfg.allow_updates else "false",

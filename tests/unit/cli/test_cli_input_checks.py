@@ -107,6 +107,16 @@ def test_a_port_in_use_is_one_line_before_anything_starts(tmp_path: Path,
     assert not path.exists()      # no store made for a service that could not start
 
 
+def test_port_zero_becomes_the_port_the_system_picks() -> None:
+    """``serve --port 0``: the "serving" line and the store's announcement name the real port."""
+    from kg_rag.cli.serve import check_listen
+
+    port = check_listen("127.0.0.1", 0)
+    assert 0 < port <= 65535
+    with socket.socket() as sock:    # and it was free: it can be bound now
+        sock.bind(("127.0.0.1", port))
+
+
 # --- sparql --format that does not fit the query ----------------------------------------------
 @pytest.mark.parametrize("query,fmt,fitting", [
     ("SELECT * WHERE { ?s ?p ?o } LIMIT 1", "ntriples", "json, csv, tsv or xml"),
