@@ -415,7 +415,8 @@ class KnowledgeGraph:
 
         self.derived.refresh()   # another process may have loaded a vocabulary (remote store)
 
-        if not isinstance(question, str) or not question.strip():
+        if not isinstance(question, str) or not self.question_text(question):
+            # empty once cleaned too: bidi marks and zero-width characters alone are no question
             raise InputError("the question is empty; type a question")
         if lang and lang != "auto":
             check_language(lang)  # a bad code is bad input before anything else

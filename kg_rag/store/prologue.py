@@ -40,14 +40,36 @@ def syntax_message(message: str, query: str, shift: int = 0) -> str:
     if line == 1:
         col = max(1, col - shift)
     where = f"line {line}, column {col}"
-    if "Prefix not found" in rest:
+    undeclared = _undeclared(query)
+    if "Prefix not found" in rest or undeclared:
         lines = query.split("\n")
         before = lines[line - 1][: col - 1] if 0 < line <= len(lines) else ""
-        found = _PNAME_BEFORE.search(before)
-        name = f"'{(found.group(1) or '')[:40]}:'" if found else "a prefix"
+        found = _PNAME_BEFORE.search(before) if "Prefix not found" in rest else None
+        name = (f"'{(found.group(1) or '')[:40]}:'" if found else
+                f"'{undeclared[:40]}:'" if undeclared else "a prefix")
+        # the engine reads some undeclared prefixes (ex:, ab:) as the start of a keyword and
+        # says "expected OPTIONAL": an undeclared prefix anywhere is the likelier mistake
         return (f"{where}: {name} is not declared; declare it (PREFIX p: <…>) or use one of the "
                 f"predeclared prefixes {' '.join(PREFIXES)}")
     return _cut(f"{where}: {rest}")
+
+
+def _undeclared(query: str) -> str | None:
+    """The first prefix a prefixed name of ``query`` uses that is neither declared in it nor
+    predeclared (None: every one is known)."""
+    from kg_rag.store.guard import tokens
+
+    toks = [t for t in tokens(query) if t.kind not in ("ws", "comment")]
+    declared = set(PREFIXES)
+    for i, t in enumerate(toks):
+        if t.keyword == "PREFIX" and i + 1 < len(toks) and toks[i + 1].kind == "pname":
+            declared.add(toks[i + 1].text.partition(":")[0])
+    for i, t in enumerate(toks):
+        if t.kind == "pname" and not (i > 0 and toks[i - 1].keyword == "PREFIX"):
+            prefix = t.text.partition(":")[0]
+            if prefix not in declared:
+                return prefix or None
+    return None
 
 
 def _cut(text: str) -> str:

@@ -53,6 +53,9 @@ def test_a_question_of_unknown_words_is_an_empty_answer_not_an_error(
 def test_bad_input_stays_an_error(store: Path, capsys: pytest.CaptureFixture[str]) -> None:
     code, _, err = run(capsys, store, "ask", "   ")
     assert code == 2 and "empty" in err and err.count("\n") == 1
+    # bidi marks and zero-width characters alone are empty once cleaned: the same error
+    code, _, err = run(capsys, store, "ask", "\u200f\u202b\u2066 \u200b")
+    assert code == 2 and "the question is empty" in err and err.count("\n") == 1
 
 
 def test_a_keyword_is_read_in_the_store_languages_and_the_cli_says_so(

@@ -170,3 +170,18 @@ def test_explain_document_not_found_is_seven(store: str, capsys: pytest.CaptureF
     question = next(w for w in out.split() if w.startswith("<https://w3id.org/kg-rag/id/question/"))
     assert main(["--store", store, "explain", question, "--document", "no-such-document"]) == 7
     _one_line(capsys)
+
+
+@pytest.mark.parametrize("prefix", ["ex", "z", "ab", "foo"])
+def test_an_undeclared_prefix_is_named_whatever_the_engine_says(
+        store: str, prefix: str, capsys: pytest.CaptureFixture[str]) -> None:
+    """The engine reads some undeclared prefixes (``ex:``, ``ab:``) as the start of a keyword and
+    says "expected OPTIONAL"; the error names the prefix instead."""
+    assert main(["--store", store, "sparql", f"SELECT * WHERE {{ ?s {prefix}:p ?o }}"]) == 4   # QueryError
+    assert f"'{prefix}:' is not declared" in _one_line(capsys)
+
+
+def test_a_declared_prefix_keeps_the_engine_s_message(store: str, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["--store", store, "sparql", "PREFIX ex: <http://e/> SELECT * WHERE { ?s ex:p ?o . ?o }"]) == 4
+    err = _one_line(capsys)
+    assert "not declared" not in err and "line 1, column" in err
