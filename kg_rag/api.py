@@ -95,9 +95,13 @@ class KnowledgeGraph:
     @classmethod
     def open(cls, path: str | None = None, endpoint: str | None = None,
              update_endpoint: str | None = None, config: Settings | None = None,
-             read_only: bool = False) -> KnowledgeGraph:
+             read_only: bool = False, create: bool = True) -> KnowledgeGraph:
+        """The knowledge graph of a store folder (``path``), a remote endpoint, or the settings'
+        store. ``create=False``: a folder that does not exist is a StoreError, not a new empty
+        store (a caller that only reads, given a mistyped path, leaves nothing behind)."""
         cfg = config or settings()
-        return cls(open_store(path, endpoint, update_endpoint, cfg, read_only=read_only), cfg)
+        return cls(open_store(path, endpoint, update_endpoint, cfg, read_only=read_only,
+                              create=create), cfg)
 
     def close(self) -> None:
         self.store.close()
@@ -158,20 +162,20 @@ class KnowledgeGraph:
         return tuple(FORMATS)
 
     @staticmethod
-    def load_targets(paths: Iterable[str | Path], fmt: str = "auto",
+    def load_targets(paths: str | Path | Iterable[str | Path], fmt: str = "auto",
                      graph: str | None = None) -> list[str]:
         """The graph IRI each file would be loaded into, the files checked together before
         anything is written: LoadError for a missing file, an unknown format, a bad ``graph``,
         or two different files that would go into one graph (:func:`loaders.check_targets`)."""
         from loaders import check_targets
 
-        return [g.value for g in check_targets(paths, fmt, graph)]
+        return [g.value for g in check_targets(_paths(paths), fmt, graph)]
 
-    def load(self, paths: Iterable[str | Path], fmt: str = "auto", graph: str | None = None,
+    def load(self, paths: str | Path | Iterable[str | Path], fmt: str = "auto", graph: str | None = None,
              progress: Callable[[int], None] | None = None) -> list[Any]:
         from loaders import Limits, load_file
 
-        paths = list(paths)
+        paths = _paths(paths)
         self.load_targets(paths, fmt, graph)   # the files together, before anything is written
         limits = Limits.of(self.settings)
         with self.write_lock:
@@ -183,7 +187,7 @@ class KnowledgeGraph:
                 self.invalidate()
 
     # --- documents --------------------------------------------------------------------------
-    def index(self, paths: Iterable[str | Path], lang: str | None = None,
+    def index(self, paths: str | Path | Iterable[str | Path], lang: str | None = None,
               wsd: WsdMode | str | None = None, progress: Callable[[int], None] | None = None,
               total: Callable[[int], None] | None = None, strict: bool = False,
               prune: bool = False, detail: Detail | None = None,
@@ -209,7 +213,7 @@ class KnowledgeGraph:
             raise InputError("workers and a cluster executor exclude each other: the cluster's "
                              "workers index there")
         skipped: list[str] | None = None if strict else []
-        docs = read_documents(paths, self.settings.max_document_bytes, skipped)
+        docs = read_documents(_paths(paths), self.settings.max_document_bytes, skipped)
         if lang:
             docs = [replace(d, lang=d.lang or lang) for d in docs]
         if total is not None:
@@ -415,7 +419,14 @@ class KnowledgeGraph:
 
         self.derived.refresh()   # another process may have loaded a vocabulary (remote store)
 
-        if not isinstance(question, str) or not self.question_text(question):
+        if not isinstance(question, str):
+            raise InputError(f"the question must be text, not {type(question).__name__}")
+        try:
+            question.encode("utf-8")
+        except UnicodeEncodeError:   # a lone surrogate (Python's stand-in for undecodable bytes)
+            raise InputError("the question is not UTF-8 text (it holds a lone surrogate "
+                             "code point)") from None
+        if not self.question_text(question):
             # empty once cleaned too: bidi marks and zero-width characters alone are no question
             raise InputError("the question is empty; type a question")
         if lang and lang != "auto":
@@ -758,6 +769,21 @@ class KnowledgeGraph:
                     after_edit(self.store, graphs)
             finally:
                 self.invalidate()
+
+
+def _paths(paths: str | Path | Iterable[str | Path]) -> list[str | Path]:
+    """``paths`` as a list: one path given alone (a ``str`` or ``Path``) is one path — a string
+    iterated would be its characters, ``/`` first, and walk the whole file system."""
+    if isinstance(paths, (str, Path)):
+        return [paths]
+    try:
+        out = list(paths)
+    except TypeError:
+        raise InputError(f"paths must be a path or a list of paths, not {type(paths).__name__}") from None
+    for p in out:
+        if not isinstance(p, (str, Path)):
+            raise InputError(f"paths must be file or folder names, not {type(p).__name__}")
+    return out
 
 
 def _report(d: Decided, owner: NamedNode | None) -> MentionReport:

@@ -69,7 +69,9 @@ def _shared_graph(
     with _OPEN_LOCK:
         kg = _OPEN.get(key)
         if kg is None:
-            kg = KnowledgeGraph.open(path=path, endpoint=endpoint, update_endpoint=update_endpoint)
+            # the retriever only reads: a mistyped path is an error, not a new empty store
+            kg = KnowledgeGraph.open(path=path, endpoint=endpoint, update_endpoint=update_endpoint,
+                                     create=False)
             _OPEN[key] = kg
         return kg
 

@@ -154,11 +154,21 @@ def _coerce(name: str, raw: str, default: object) -> object:
             raise ConfigError(f"{key}={shown} is not a valid value; use one of "
                               f"{WsdMode.names()}") from None
     if name in _URLS:
-        parts = urllib.parse.urlsplit(raw)
-        if parts.scheme not in ("http", "https") or not parts.netloc:
+        example = ("http://127.0.0.1:8000/v1" if name == "llm_base_url" else
+                   "http://127.0.0.1:7878/query")
+        try:
+            parts = urllib.parse.urlsplit(raw)
+            _ = parts.port   # raises ValueError for a port that is no number or out of range
+            ok = parts.scheme in ("http", "https") and bool(parts.hostname)
+        except ValueError:   # "http://[::1/v1": an unclosed IPv6 bracket, a bad port
+            ok = False
+        if not ok:
             # the value is not shown: a URL may carry credentials
-            raise ConfigError(f"{key} is not a valid value; use an http(s) URL such as "
-                              f"http://127.0.0.1:7878/query")
+            raise ConfigError(f"{key} is not a valid value; use an http(s) URL such as {example}")
+    if name in _SECRETS and not all(" " < c < "\x7f" for c in raw):
+        # a key or token goes into an HTTP header: printable ASCII only (not shown: a secret)
+        raise ConfigError(f"{key} is not a valid value; a key or token is printable ASCII "
+                          f"with no spaces")
     return raw
 
 

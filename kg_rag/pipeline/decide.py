@@ -15,7 +15,7 @@ from pyoxigraph import NamedNode, Quad
 
 from kg_rag.model import Mention, Selection, SelectionRequest
 from kg_rag.pipeline import record
-from kg_rag.senses.base import SenseSelector
+from kg_rag.senses.base import SenseSelector, stands_in
 from kg_rag.store import Store, Values
 
 log = logging.getLogger(__name__)
@@ -122,17 +122,25 @@ def decide(store: Store, units: Sequence[Unit], selector: SenseSelector | None,
     stored = load_decisions(store, [NamedNode(v) for v in by_iri], by_iri, agent.name)
     newest = newest_revisions(store, stored, by_iri)
     todo = []
+    again: dict[int, NamedNode] = {}     # position → the stored stand-in it is decided again for
     for i in pending:
         d = decided[i]
         assert d.decision is not None
         sel = stored.get(d.decision.value)
         if d.decision.value in newest:  # re-decided since (kg-rag redecide): the newest stands
-            rev_iri, rev_sel = newest[d.decision.value]
-            decided[i] = replace(d, selection=rev_sel, decision=rev_iri, reused=True)
-        elif sel is not None:
-            decided[i] = replace(d, selection=sel, reused=True)
+            held: tuple[NamedNode, Selection] | None = newest[d.decision.value]
         else:
+            held = (d.decision, sel) if sel is not None else None
+        if held is None:
             todo.append(i)
+        elif stands_in(held[1]):
+            # it stands in for an answer the LLM did not give (invalid twice, or a fallback's
+            # choice): ask again, and write the new answer as a revision of it — the newest
+            # revision is what indexing and asking follow from then on
+            again[i] = held[0]
+            todo.append(i)
+        else:
+            decided[i] = replace(d, selection=held[1], decision=held[0], reused=True)
     if not todo:
         return Outcome(tuple(decided))
     requests = selection_requests(store, units, [decided[i] for i in todo], target_lang)
@@ -147,6 +155,10 @@ def decide(store: Store, units: Sequence[Unit], selector: SenseSelector | None,
     llm_requests: dict[str, tuple[int, int]] = {}
     for i, sel in zip(todo, selections, strict=True):
         d = decided[i] = replace(decided[i], selection=sel)
+        if i in again:
+            d = decided[i] = replace(d, decision=record.revision_iri(again[i], agent))
+            assert d.decision is not None
+            quads += record.revision_quads(d.decision, again[i])
         u = units[d.unit]
         assert d.decision is not None
         quads += record.decision_quads(d.decision, d.mention, sel, hashes[i], u.context, started, ended)

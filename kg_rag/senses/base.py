@@ -22,3 +22,18 @@ class SenseSelector(Protocol):
     agent: Agent
 
     def select(self, requests: Sequence[SelectionRequest]) -> list[Selection]: ...
+
+
+#: how the reason of a selection begins when it stands in for an answer an LLM did not give (an
+#: invalid answer, twice; or the fallback selector's choice after the LLM failed or left the
+#: mention open): :func:`stands_in`
+LLM_INVALID = "LLM answer invalid"
+FALLBACK = "fallback: "
+
+
+def stands_in(sel: Selection) -> bool:
+    """Whether ``sel`` stands in for an answer an LLM did not give — asking again may give it, so
+    a stored decision like this is decided again rather than reused
+    (:func:`kg_rag.pipeline.decide.decide`)."""
+    return sel.reason.startswith((LLM_INVALID, FALLBACK))
+

@@ -15,7 +15,7 @@ from dataclasses import replace
 
 from kg_rag.errors import SelectionError
 from kg_rag.model import Selection, SelectionRequest
-from kg_rag.senses.base import SenseSelector
+from kg_rag.senses.base import FALLBACK, SenseSelector
 
 log = logging.getLogger(__name__)
 
@@ -54,7 +54,7 @@ class FallbackSelector:
         if len(got) != len(requests):
             raise SelectionError(f"the {self.fallback.agent.name} selector answered {len(got)} "
                                  f"of {len(requests)} mentions; report this as a bug")
-        return [replace(sel, reason=f"fallback: {w}; decided by {sel.agent.name}"
+        return [replace(sel, reason=f"{FALLBACK}{w}; decided by {sel.agent.name}"
                         + (f" ({sel.reason})" if sel.reason else ""))
                 for sel, w in zip(got, why, strict=True)]
 

@@ -90,3 +90,29 @@ def test_id_outside_the_candidates_chooses_nothing_and_explain_says_why(demo_sto
             text = kg.explain(report.decision).text()
     assert "unresolved" in text
     assert '"S9" is not one of M1' in text
+
+
+def test_a_decision_the_llm_failed_is_asked_again_and_its_answer_revises_it(tmp_path: Path) -> None:
+    """An invalid answer twice leaves the mention unresolved, and a fallback's choice stands in
+    for the LLM's: neither is reused for ever. The next ask asks again, and its answer is written
+    as a revision of the stand-in, which asking follows from then on (no request after that)."""
+    demo = resource_path("demo")
+    store = open_store(str(tmp_path / "store"))
+    config = Settings(store=str(tmp_path / "store"), llm_api_key=KEY, llm_model="test-model")
+    KnowledgeGraph(store, config).load([demo / "thesaurus.ttl", demo / "dictionary.ttl"])
+    for mode, expect_first in (("llm", None), ("llm,knowledge", "rooster")):
+        q = ROOSTER_Q if mode == "llm" else "הגבר קרא בקול"   # its own question per mode
+        with LlmServer([answer(("M1", "S9")), answer(("M1", "S9")), choose({"הגבר": "rooster"})]) as srv:
+            kg = KnowledgeGraph(store, config.with_(llm_base_url=srv.url))
+            first = next(r for r in kg.ask(q, lang="he", wsd=mode).mentions if r.mention.ambiguous)
+            assert first.selection is not None
+            got = first.selection.chosen.concept.rsplit("/", 1)[-1] if first.selection.chosen else None
+            assert got == expect_first and len(srv.chat_requests) == 2
+            second = next(r for r in kg.ask(q, lang="he", wsd=mode).mentions if r.mention.ambiguous)
+            assert len(srv.chat_requests) == 3 and not second.reused      # asked again
+            assert second.selection is not None and second.selection.chosen is not None
+            assert second.selection.chosen.concept.endswith("/rooster")
+            assert second.decision != first.decision
+            third = next(r for r in kg.ask(q, lang="he", wsd=mode).mentions if r.mention.ambiguous)
+            assert len(srv.chat_requests) == 3 and third.reused               # the revision stands
+            assert third.decision == second.decision

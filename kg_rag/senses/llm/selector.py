@@ -26,6 +26,7 @@ from dataclasses import dataclass, replace
 
 from kg_rag.errors import ConfigError, SelectionError
 from kg_rag.model import Agent, LlmTrace, Selection, SelectionRequest
+from kg_rag.senses.base import LLM_INVALID
 from kg_rag.senses.llm.client import ChatClient, ChatResult, endpoint_host
 from kg_rag.senses.llm.prompt import (
     TEMPLATE,
@@ -89,6 +90,10 @@ class LLMSenseSelector:
         key = (settings.llm_api_key or "").strip()
         if not key:
             raise ConfigError(NO_KEY_HELP)
+        if not all(" " < c < "\x7f" for c in key):   # it goes into an HTTP header (also when
+            # the settings were built in Python, past the environment's check)
+            raise ConfigError("the LLM API key is not valid header text: printable ASCII with "
+                              "no spaces")
         if not settings.llm_model:
             raise ConfigError("no LLM model: set KG_RAG_LLM_MODEL (e.g. gpt-4o-mini, llama3.1)")
         client = ChatClient(base_url=settings.llm_base_url, api_key=key,
@@ -173,7 +178,7 @@ class LLMSenseSelector:
         if v.sense is None:
             scores = tuple((cid, 0.0) for _, cid in ids)
             return Selection(scores, None, 0.0, self.agent,
-                             reason=f"LLM answer invalid: {v.problem}", llm=trace)
+                             reason=f"{LLM_INVALID}: {v.problem}", llm=trace)
         chosen_id = slot.candidate_id(v.sense)
         rest = (1.0 - v.confidence) / (len(ids) - 1)
         scores = tuple((cid, v.confidence if cid == chosen_id else rest) for _, cid in ids)

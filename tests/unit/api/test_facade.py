@@ -113,3 +113,34 @@ def test_each_store_picks_its_engine_method() -> None:
 
     with pytest.raises(ConfigError, match="offers no engine"):
         Bare(":memory:").on_engine(_Handler())
+
+
+def test_one_path_given_alone_is_one_path_not_its_characters(tmp_path: Path) -> None:
+    """``index("/x/a.txt")`` once iterated the string: ``/`` first, walking the file system."""
+    kg = demo()
+    doc = tmp_path / "a.txt"
+    doc.write_text("The rooster crows at dawn.", encoding="utf-8")
+    assert kg.index(str(doc), lang="en").documents == 1
+    assert kg.index(doc, lang="en").documents == 1
+    assert kg.load(str(DEMO / "thesaurus.ttl"))[0] is not None
+    with pytest.raises(InputError, match="paths must be"):
+        kg.index(42)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(("question", "message"), [
+    ("bank \ud800 river", "not UTF-8"), (None, "must be text"), (5, "must be text")])
+def test_a_question_that_is_no_text_is_an_input_error(question: object, message: str) -> None:
+    with pytest.raises(InputError, match=message):
+        demo().ask(question)  # type: ignore[arg-type]
+
+
+def test_open_without_create_leaves_nothing_at_a_mistyped_path(tmp_path: Path) -> None:
+    from kg_rag.errors import StoreError
+    from kg_rag.langchain import KgRagRetriever
+
+    missing = tmp_path / "nope"
+    with pytest.raises(StoreError, match="no store at"):
+        KnowledgeGraph.open(str(missing), create=False)
+    with pytest.raises(StoreError, match="no store at"):
+        KgRagRetriever(path=str(missing)).invoke("bank")
+    assert not missing.exists()

@@ -50,6 +50,9 @@ def test_booleans(raw: str, expected: bool) -> None:
     ("KG_RAG_ENDPOINT", "localhost:7878/query"),
     ("KG_RAG_ENDPOINT", "file:///etc/passwd"),
     ("KG_RAG_LLM_BASE_URL", "ftp://example.org"),
+    ("KG_RAG_LLM_BASE_URL", "http://[::1/v1"),          # urlsplit's ValueError, not a traceback
+    ("KG_RAG_ENDPOINT", "http://[::1/sparql"),
+    ("KG_RAG_ENDPOINT", "http://h:99999/q"),
     ("KG_RAG_STORE", ""),
     ("KG_RAG_WSD", "  "),
 ])
@@ -59,6 +62,13 @@ def test_bad_values_are_config_errors(key: str, raw: str) -> None:
     msg = str(e.value)
     assert key in msg and "\n" not in msg
     assert "use" in msg      # says what to do
+
+
+@pytest.mark.parametrize("raw", ["ключ", "a b", "a\nb"])
+def test_a_secret_that_cannot_go_into_a_header_is_a_config_error(raw: str) -> None:
+    with pytest.raises(ConfigError) as e:
+        load_settings({"KG_RAG_LLM_API_KEY": raw})
+    assert "printable ASCII" in str(e.value) and raw not in str(e.value)
 
 
 def test_empty_optional_value_means_unset() -> None:
