@@ -582,6 +582,12 @@ class KnowledgeGraph:
         if r.startswith("<") and r.endswith(">"):
             r = r[1:-1].strip()
         if not r or r.startswith(("http://", "https://", "urn:")):
+            if r:
+                try:
+                    NamedNode(r)
+                except ValueError:
+                    raise InputError(f"{r[:200]!r} is not a valid IRI (a space or a character "
+                                     f"an IRI cannot hold)") from None
             return r
         head, _, tail = r.partition("/")
         if tail and head in kinds:
@@ -631,7 +637,7 @@ class KnowledgeGraph:
         (concepts without a label are left out)."""
         from kg_rag.pipeline.retrieve import concept_labels
 
-        return concept_labels(self.store, iris, lang)
+        return concept_labels(self.store, _iris(iris), lang)
 
     def glosses(self, iris: Iterable[str], lang: str, width: int = 90) -> dict[str, str]:
         """A short definition per concept (or sense-only reading) to tell readings apart,
@@ -639,7 +645,7 @@ class KnowledgeGraph:
         boundary (concepts without one are left out)."""
         from kg_rag.pipeline.retrieve import concept_glosses
 
-        return concept_glosses(self.store, iris, lang, width)
+        return concept_glosses(self.store, _iris(iris), lang, width)
 
     # --- the store as a whole ---------------------------------------------------------------
     def sources(self) -> list[dict[str, Any]]:
@@ -769,6 +775,19 @@ class KnowledgeGraph:
                     after_edit(self.store, graphs)
             finally:
                 self.invalidate()
+
+
+def _iris(iris: Iterable[str]) -> list[str]:
+    """``iris`` as a list, each one an IRI (InputError naming the first that is not)."""
+    if isinstance(iris, str):
+        iris = [iris]
+    out = list(iris)
+    for i in out:
+        try:
+            NamedNode(i)
+        except (ValueError, TypeError):
+            raise InputError(f"{str(i)[:200]!r} is not a valid IRI") from None
+    return out
 
 
 def _paths(paths: str | Path | Iterable[str | Path]) -> list[str | Path]:

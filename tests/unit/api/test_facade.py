@@ -144,3 +144,12 @@ def test_open_without_create_leaves_nothing_at_a_mistyped_path(tmp_path: Path) -
     with pytest.raises(StoreError, match="no store at"):
         KgRagRetriever(path=str(missing)).invoke("bank")
     assert not missing.exists()
+
+
+def test_a_string_that_is_no_iri_is_an_input_error() -> None:
+    kg = demo()
+    with pytest.raises(InputError, match="not a valid IRI"):
+        kg.explain("http://a b")
+    with pytest.raises(InputError, match="not a valid IRI"):
+        kg.labels([BRANCH, "bad iri"], "en")
+    assert kg.labels(BRANCH, "en") == kg.labels([BRANCH], "en") != {}
