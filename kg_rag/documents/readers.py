@@ -2,7 +2,9 @@
 with the ``documents`` extra (:mod:`.office`).
 
 Every problem is an :class:`InputError` naming the file (and line for JSON Lines), raised before
-anything is written: binary files, undecodable text, documents over the size limit, bad JSON.
+anything is written: binary files, undecodable text, documents over the size limit, bad JSON
+(also JSON nested deeper than :data:`MAX_JSON_DEPTH`, a string with a lone surrogate escape such
+as ``"\\ud800"``, which is no Unicode character, and a field of the wrong type).
 In a folder, a bad or unsupported file can instead be reported and skipped (``skipped``), so
 that one PDF or one empty file does not stop the other files from being indexed.
 
@@ -16,6 +18,7 @@ machine's absolute path, which the SPARQL endpoint would show to anyone.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from html.parser import HTMLParser
@@ -28,6 +31,11 @@ from kg_rag.text.normalise import nfc
 SUFFIXES = {".txt": "text", ".text": "text", ".md": "markdown", ".markdown": "markdown",
             ".html": "html", ".htm": "html", ".jsonl": "jsonl", ".ndjson": "jsonl",
             ".pdf": "pdf", ".docx": "docx"}
+#: arrays and objects nested deeper than this in a JSON record (or a JSON request body) are refused
+MAX_JSON_DEPTH = 64
+#: what a JSON text nested deeper than :data:`MAX_JSON_DEPTH` is told
+TOO_DEEP = f"the JSON nests arrays and objects deeper than {MAX_JSON_DEPTH} levels"
+_SURROGATE = re.compile("[\ud800-\udfff]")
 #: formats whose files are not text: the size limit applies to the text read from them, and to
 #: the file at this many times it
 BINARY = {"pdf": 20, "docx": 20}
@@ -99,13 +107,72 @@ def html_to_text(html: str) -> tuple[str, str]:
     return " ".join(p.title.split()), "\n\n".join(x for x in paras if x)
 
 
-def _decode(path: Path, data: bytes) -> str:
+def _decode(name: str, data: bytes) -> str:
     if b"\x00" in data[:8192]:
-        raise InputError(f"{path}: looks like a binary file, not text; give .txt, .md, .html or .jsonl")
+        raise InputError(f"{name}: looks like a binary file, not text; give .txt, .md, .html or .jsonl")
     try:
         return nfc(data.decode("utf-8-sig"))
     except UnicodeDecodeError as e:
-        raise InputError(f"{path}: not valid UTF-8 (byte {e.start}); convert it to UTF-8 first") from None
+        raise InputError(f"{name}: not valid UTF-8 (byte {e.start}); convert it to UTF-8 first") from None
+
+
+def json_flaw(value: Any, max_depth: int = MAX_JSON_DEPTH) -> str | None:
+    """What makes a parsed JSON value unfit as input, or None: arrays and objects nested deeper
+    than ``max_depth`` (:data:`TOO_DEEP`), or a string or key holding a lone surrogate escape
+    (``"\\ud800"``: valid JSON syntax, but no Unicode character, so it cannot be encoded, stored
+    or shown), named by where it is (``'title'``, ``'documents[0].title'``, ``'[2]'``)."""
+    stack: list[tuple[Any, tuple[str | int, ...]]] = [(value, ())]
+    while stack:
+        item, at = stack.pop()
+        if len(at) >= max_depth and isinstance(item, (dict, list)):
+            return TOO_DEEP
+        if isinstance(item, str):
+            if _SURROGATE.search(item):
+                return _surrogate_message(at, item)
+        elif isinstance(item, dict):
+            for k, v in item.items():
+                if _SURROGATE.search(k):
+                    return _surrogate_message(at, k, key=True)
+                stack.append((v, (*at, k)))
+        elif isinstance(item, list):
+            stack.extend((v, (*at, i)) for i, v in enumerate(item))
+    return None
+
+
+def _surrogate_message(at: tuple[str | int, ...], text: str, key: bool = False) -> str:
+    found = _SURROGATE.search(text)
+    code = f"\\u{ord(found.group()):04x}" if found else "?"
+    where = _json_place(at)
+    what = (f"a key of {where}" if at else "a key") if key else (where if at else "the JSON text")
+    return (f"{what} holds a lone surrogate escape ({code}), which is no Unicode character: "
+            f"send the text as UTF-8, or a character beyond U+FFFF as a surrogate pair")
+
+
+def _json_place(at: tuple[str | int, ...]) -> str:
+    """``('documents', 0, 'title')`` → ``'documents[0].title'`` (keys shown ASCII-safe)."""
+    out = ""
+    for part in at:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        elif part.isidentifier() and part.isascii():
+            out += f".{part}" if out else part
+        else:
+            out += f"[{json.dumps(part, ensure_ascii=True)}]"
+    return f"'{out}'"
+
+
+def _json_record(line: str, where: str) -> Any:
+    """One JSON Lines record, or an InputError starting with ``where``."""
+    try:
+        rec = json.loads(line)
+    except json.JSONDecodeError as e:
+        raise InputError(f"{where}: not valid JSON ({e.msg})") from None
+    except RecursionError:
+        raise InputError(f"{where}: {TOO_DEEP}") from None
+    flaw = json_flaw(rec)
+    if flaw:
+        raise InputError(f"{where}: {flaw}")
+    return rec
 
 
 def _check_size(name: str, size: int, limit: int) -> None:
@@ -114,64 +181,82 @@ def _check_size(name: str, size: int, limit: int) -> None:
                          f"(set KG_RAG_MAX_DOCUMENT_BYTES to raise it)")
 
 
-def doc_from_record(rec: Any, where: str, limit: int) -> SourceDocument:
-    """One JSON object {"id", "text", "lang"?, "title"?, "metadata"?} → SourceDocument."""
+def doc_from_record(rec: Any, where: str, limit: int, strict: bool = False) -> SourceDocument:
+    """One JSON object {"id", "text", "lang"?, "title"?, "metadata"?} → SourceDocument.
+
+    "metadata" must be an object. A JSON Lines record may have a number as its id or title (read
+    as text); ``strict`` (the REST API's JSON body, whose schema declares them strings) refuses
+    anything but a string for "id", "title" and "lang". Strings are expected checked by
+    :func:`json_flaw` (no lone surrogates)."""
     if not isinstance(rec, dict):
         raise InputError(f"{where}: expected a JSON object with id and text")
     doc_id = rec.get("id", rec.get("_id"))
     text = rec.get("text")
+    loose: dict[str, tuple[type, ...]] = {"id": (str, int), "title": (str, int, float), "lang": (str,)}
+    for name, value in (("id", doc_id), ("title", rec.get("title")), ("lang", rec.get("lang"))):
+        allowed = (str,) if strict else loose[name]
+        if value is not None and (isinstance(value, bool) or not isinstance(value, allowed)):
+            raise InputError(f"{where}: \"{name}\" must be a string")
     if not isinstance(doc_id, (str, int)) or str(doc_id).strip() == "":
         raise InputError(f"{where}: missing or empty \"id\"")
     if not isinstance(text, str):
         raise InputError(f"{where}: missing \"text\" (a string)")
-    _check_size(where, len(text.encode("utf-8")), limit)
-    lang = rec.get("lang") or (rec.get("metadata") or {}).get("lang")
-    title = rec.get("title") or ""
     raw_meta = rec.get("metadata")
-    meta: dict[str, Any] = raw_meta if isinstance(raw_meta, dict) else {}
+    if raw_meta is not None and not isinstance(raw_meta, dict):
+        raise InputError(f"{where}: \"metadata\" must be an object")
+    meta: dict[str, Any] = raw_meta or {}
+    _check_size(where, len(text.encode("utf-8")), limit)
+    lang = rec.get("lang") or meta.get("lang")
+    title = rec.get("title") or ""
     return SourceDocument(str(doc_id).strip(), nfc(text), lang or None, nfc(str(title)), where, meta)
 
 
 def read_path(path: Path, limit: int, ident: str | None = None,
-              source: str | None = None) -> list[SourceDocument]:
+              source: str | None = None, name: str | None = None) -> list[SourceDocument]:
     """The documents of one file: ``ident`` is the id of a non-JSON-Lines file (default: its
-    stem), ``source`` what is recorded as where it came from (default: its name)."""
+    stem), ``source`` what is recorded as where it came from (default: its name), ``name`` what
+    error messages call it (default: its path; the service gives an upload's own file name, never
+    the temporary file's path)."""
     ident = path.stem if ident is None else ident
     source = path.name if source is None else source
+    shown = str(path) if name is None else name
     kind = SUFFIXES.get(path.suffix.lower())
     if kind is None:
-        raise InputError(f"{path}: unsupported document type {path.suffix or '(none)'}; "
+        raise InputError(f"{shown}: unsupported document type {path.suffix or '(none)'}; "
                          f"use one of {', '.join(sorted(SUFFIXES))}")
     try:
         size = path.stat().st_size
         if kind in BINARY:
-            _check_size(str(path), size, limit * BINARY[kind])
+            _check_size(shown, size, limit * BINARY[kind])
         elif kind != "jsonl":
-            _check_size(str(path), size, limit)
+            _check_size(shown, size, limit)
         data = b"" if kind in BINARY else path.read_bytes()
     except OSError as e:
-        raise InputError(f"{path}: cannot read ({e.strerror})") from None
+        raise InputError(f"{shown}: cannot read ({e.strerror})") from None
     if kind in BINARY:
         from kg_rag.documents.office import docx_text, pdf_text
 
-        title, text, meta = (pdf_text if kind == "pdf" else docx_text)(path)
+        try:
+            title, text, meta = (pdf_text if kind == "pdf" else docx_text)(path)
+        except InputError as e:   # the office readers name the file by its path
+            message = str(e)
+            if name is None or not message.startswith(f"{path}: "):
+                raise
+            raise InputError(f"{shown}{message[len(str(path)):]}") from None
         if not text.strip():
-            raise InputError(f"{path}: no text in this {kind.upper()} file (a scan needs OCR first)")
-        _check_size(str(path), len(text.encode("utf-8")), limit)
+            raise InputError(f"{shown}: no text in this {kind.upper()} file (a scan needs OCR first)")
+        _check_size(shown, len(text.encode("utf-8")), limit)
         return [SourceDocument(ident, text, None, title or path.stem, source, meta)]
-    text = _decode(path, data)
+    text = _decode(shown, data)
     if kind == "jsonl":
         docs = []
         for n, line in enumerate(text.splitlines(), 1):
             if not line.strip():
                 continue
-            try:
-                rec = json.loads(line)
-            except json.JSONDecodeError as e:
-                raise InputError(f"{path}:{n}: not valid JSON ({e.msg})") from None
-            docs.append(replace(doc_from_record(rec, f"{path}:{n}", limit), source=f"{source}:{n}"))
+            rec = _json_record(line, f"{shown}:{n}")
+            docs.append(replace(doc_from_record(rec, f"{shown}:{n}", limit), source=f"{source}:{n}"))
         if not docs:
-            raise InputError(f"{path}: no documents in this JSON Lines file")
+            raise InputError(f"{shown}: no documents in this JSON Lines file")
         return docs
     title = ""
     if kind == "html":
@@ -182,7 +267,7 @@ def read_path(path: Path, limit: int, ident: str | None = None,
                 title = line.lstrip("#").strip()
                 break
     if not text.strip():
-        raise InputError(f"{path}: the document is empty")
+        raise InputError(f"{shown}: the document is empty")
     return [SourceDocument(ident, text, None, title or path.stem, source)]
 
 
@@ -224,12 +309,17 @@ def read_documents(paths: Iterable[str | Path], limit: int,
             out.extend(replace(d, root=root) for d in read_path(p, limit))
         else:
             raise InputError(f"{p}: no such file or folder")
+    return check_unique_ids(out)
+
+
+def check_unique_ids(docs: list[SourceDocument]) -> list[SourceDocument]:
+    """``docs``, or an InputError naming an id that two of them have (and where each came from)."""
     seen: dict[str, str] = {}
-    for d in out:
+    for d in docs:
         if d.id in seen:
             raise InputError(f"document id {d.id!r} appears twice ({seen[d.id]} and {d.source})")
         seen[d.id] = d.source
-    return out
+    return docs
 
 
 def _hidden(rel: Path) -> bool:

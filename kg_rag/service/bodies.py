@@ -1,9 +1,16 @@
-"""Request bodies read with a size limit enforced WHILE streaming (413 without buffering it all)."""
+"""Request bodies read with a size limit enforced WHILE streaming (413 without buffering it all),
+JSON bodies parsed and checked in one place (:func:`parse_json`), and query strings read strictly
+as UTF-8 (:func:`query_params`)."""
 
 from __future__ import annotations
 
+import json
+from typing import Any
+from urllib.parse import parse_qsl
+
 from starlette.requests import Request
 
+from kg_rag.documents.readers import TOO_DEEP, json_flaw
 from kg_rag.errors import InputError
 
 
@@ -57,3 +64,44 @@ def require_utf8_charset(params: dict[str, str]) -> None:
     charset = params.get("charset", "utf-8").lower()
     if charset not in ("utf-8", "utf8"):
         raise UnsupportedMediaType(f"charset {charset} is not supported; send UTF-8")
+
+
+def parse_json(raw: bytes) -> Any:
+    """The JSON value of a request body, or one InputError (400): not JSON, arrays and objects
+    nested deeper than the readers' limit (the parser would otherwise run out of stack), or a
+    string holding a lone surrogate escape such as ``"\\ud800"`` (no Unicode character: it
+    could be neither encoded nor stored), named by its field."""
+    try:
+        data = json.loads(raw)
+    except RecursionError:
+        raise InputError(TOO_DEEP) from None
+    except ValueError as e:   # UnicodeDecodeError too
+        raise InputError(f"the body is not valid JSON ({e})") from None
+    flaw = json_flaw(data)
+    if flaw:
+        raise InputError(flaw)
+    return data
+
+
+def query_params(request: Request) -> dict[str, str]:
+    """The query string's parameters (the last value of a repeated one), decoded strictly: a
+    name or value whose percent-escapes are not UTF-8 is an InputError naming it, where
+    ``request.query_params`` would silently put U+FFFD in its place."""
+    raw = request.scope.get("query_string", b"").decode("latin-1")
+    out: dict[str, str] = {}
+    for name, value in parse_qsl(raw, keep_blank_values=True, errors="surrogateescape"):
+        if not _utf8_clean(name):
+            raise InputError("a query parameter's name is not valid UTF-8")
+        if not _utf8_clean(value):
+            raise InputError(f"the query parameter {name!r} is not valid UTF-8 "
+                             f"(percent-encode the text's UTF-8 bytes)")
+        out[name] = value
+    return out
+
+
+def _utf8_clean(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True

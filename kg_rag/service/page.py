@@ -21,9 +21,12 @@ from starlette.routing import Route
 
 from kg_rag import Answer, WsdMode
 from kg_rag.api import KnowledgeGraph
-from kg_rag.errors import KgRagError, NotFoundError
+from kg_rag.errors import InputError, KgRagError, NotFoundError
 from kg_rag.serialize import answer_dict
+from kg_rag.service.bodies import query_params
+from kg_rag.service.problems import short_detail
 from kg_rag.settings import Settings
+from kg_rag.text.langid import check_language
 from kg_rag.text.normalise import strip_bidi
 
 log = logging.getLogger(__name__)
@@ -91,9 +94,13 @@ def layout(title: str, body: str, css: str = "") -> str:
 
 
 def question_form(q: str, lang: str, wsd: str) -> str:
-    langs = "".join(f'<option{" selected" if x == lang else ""}>{esc(x)}</option>' for x in LANGS)
+    """The question box; a language or selector the menus do not list (a valid one given in the
+    URL: ``lang=it``, ``wsd=random``) is added to its menu, selected."""
+    langs = "".join(f'<option{" selected" if x == lang else ""}>{esc(x)}</option>'
+                    for x in (*LANGS, *([lang] if lang and lang not in LANGS else [])))
     sels = "".join(f'<option value="{esc(x)}"{" selected" if x == wsd else ""}>'
-                   f'{esc(x or "default selector")}</option>' for x in SELECTORS)
+                   f'{esc(x or "default selector")}</option>'
+                   for x in (*SELECTORS, *([wsd] if wsd not in SELECTORS else [])))
     return (f'<form method="get" action="/"><input name="q" dir="auto" value="{esc(q)}" '
             f'placeholder="Ask in any language" aria-label="question" required>'
             f'<select name="lang" aria-label="language">{langs}</select>'
@@ -234,8 +241,25 @@ def answer_page(q: str, lang: str, wsd: str, answer: dict[str, Any],
 
 
 def error_page(q: str, lang: str, wsd: str, err: KgRagError) -> str:
+    """The question box and the error in one line (cut as a problem's detail is)."""
     return layout("kg-rag", question_form(q, lang, wsd)
-                  + f'<p class="error" dir="auto"><b>{esc(err.title)}</b>: {esc(err)}</p>')
+                  + f'<p class="error" dir="auto"><b>{esc(err.title)}</b>: '
+                    f'{esc(short_detail(str(err)))}</p>')
+
+
+def page_parameters(request: Request) -> tuple[str, str, str]:
+    """The page's ``q``, ``lang`` and ``wsd``, checked as ``POST /ask`` checks them (InputError:
+    a language it does not support, an unknown selector, a parameter that is not UTF-8);
+    ``lang`` and ``wsd`` normalised (``EN`` → ``en``, ``knowledge llm`` → ``knowledge+llm``)."""
+    params = query_params(request)
+    q = params.get("q", "")
+    lang = params.get("lang", "auto").strip() or "auto"
+    wsd = params.get("wsd", "").strip()
+    if lang.lower() != "auto":
+        lang = check_language(lang)
+    else:
+        lang = "auto"
+    return q, lang, WsdMode.parse(wsd).value if wsd else ""
 
 
 def unrecorded_summary(kg: KnowledgeGraph, answer: Answer) -> dict[str, Any]:
@@ -271,11 +295,11 @@ def page_routes(kg: KnowledgeGraph, config: Settings) -> list[Route]:
         return answer_dict(answer), summary, labels, english, recorded
 
     async def index(request: Request) -> Response:
-        q = request.query_params.get("q", "")
-        lang = request.query_params.get("lang", "auto")
-        wsd = request.query_params.get("wsd", "")
-        lang = lang if lang in LANGS else "auto"
-        wsd = wsd if wsd in SELECTORS else ""
+        try:
+            q, lang, wsd = page_parameters(request)
+        except InputError as e:   # shown on the page, the box filled as far as it can be
+            shown = request.query_params
+            return HTMLResponse(error_page(shown.get("q", ""), "auto", "", e), status_code=e.http_status)
         if not q.strip():
             sources, stats = await run_in_threadpool(lambda: (kg.sources(), kg.stats()))
             return HTMLResponse(layout("kg-rag", question_form("", lang, wsd)

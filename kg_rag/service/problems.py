@@ -2,7 +2,9 @@
 
 Every :class:`kg_rag.errors.KgRagError` maps through its ``http_status`` and ``title``; Starlette's
 HTTP errors keep their status; anything unexpected becomes a 500 problem without a traceback (the
-traceback goes to the log) and the service stays up.
+traceback goes to the log) and the service stays up. Every ``detail`` is one line of at most
+:data:`MAX_DETAIL` characters (:func:`short_detail`), and a store error's names no path of the
+machine the service runs on (:func:`scrub_paths`).
 """
 
 from __future__ import annotations
@@ -23,6 +25,26 @@ log = logging.getLogger(__name__)
 PROBLEM = "application/problem+json"
 
 
+#: the longest ``detail`` a problem carries (characters); a longer one keeps its start and its
+#: end (which says what to do) around a "…": an error that quotes the input never echoes it all,
+#: and the service's own longest messages (the LLM set-up advice, ~330) stay whole
+MAX_DETAIL = 500
+_LINE_BREAKS = re.compile(r"[\r\n\u2028\u2029\x85\v\f]+")
+
+
+def short_detail(text: str, limit: int = MAX_DETAIL) -> str:
+    """``text`` as a problem's one-line ``detail``: line breaks become spaces, a lone surrogate
+    is shown as its escape (it cannot be encoded), and at most ``limit`` characters are kept —
+    the first two thirds and the last third, joined by "…"."""
+    text = _LINE_BREAKS.sub(" ", text).strip()
+    text = text.encode("utf-8", "backslashreplace").decode("utf-8")
+    if len(text) <= limit:
+        return text
+    tail = (limit - 1) // 3
+    head = limit - 1 - tail
+    return text[:head].rstrip() + "…" + text[len(text) - tail:].lstrip()
+
+
 class ProblemResponse(JSONResponse):
     media_type = PROBLEM
 
@@ -32,22 +54,42 @@ class ProblemResponse(JSONResponse):
         return json.dumps(content, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
 
 
-def problem(status: int, title: str, detail: str = "", headers: dict[str, str] | None = None,
-            **extra: Any) -> Response:
+def problem_body(status: int, title: str, detail: str = "", **extra: Any) -> dict[str, Any]:
+    """The problem document; every problem the service sends (and each failed item of a batch)
+    is made here, so every ``detail`` is :func:`short_detail`."""
     body: dict[str, Any] = {"type": "about:blank", "title": title, "status": status}
+    detail = short_detail(detail)
     if detail:
         body["detail"] = detail
     body.update(extra)
-    return ProblemResponse(body, status_code=status, headers=headers)
+    return body
+
+
+def problem(status: int, title: str, detail: str = "", headers: dict[str, str] | None = None,
+            **extra: Any) -> Response:
+    return ProblemResponse(problem_body(status, title, detail, **extra), status_code=status,
+                           headers=headers)
 
 
 _PATH = re.compile(r"(?<![\w:/.])/(?:[^\s:;,'\"/]+/)*[^\s:;,'\"/]*")
+#: "the store at PATH", "store folder PATH": the store is the one the service serves
+_STORE_PATH = re.compile(r"\b(store(?: folder)?)(?: at)? " + _PATH.pattern)
 
 
 def scrub_paths(text: str) -> str:
-    """``text`` with absolute file paths replaced: store errors name the store's folder for the
-    CLI, but the service never shows the paths of the machine it runs on."""
-    return _PATH.sub("<path>", text)
+    """``text`` without the absolute file paths of the machine the service runs on: store errors
+    name the store's folder for the CLI (``… failed on the store at /srv/kg: …``), which here is
+    just "the store"; any other path is cut to its last part (a store file's name, ``000123.log``)."""
+    text = _STORE_PATH.sub(r"\1", text)
+    return _PATH.sub(_last_part, text)
+
+
+def _last_part(match: re.Match[str]) -> str:
+    path = match.group()
+    inner = path.rstrip("/")
+    if "/" not in inner[1:]:      # "/" or one part: not a path of this machine worth hiding
+        return path
+    return inner.rsplit("/", 1)[-1]
 
 
 def from_error(err: KgRagError) -> Response:

@@ -23,12 +23,21 @@ from starlette.routing import Route
 
 from kg_rag import Explanation, WsdMode
 from kg_rag.api import KnowledgeGraph, check_min_relevance
-from kg_rag.documents import SourceDocument, doc_from_record, read_documents
+from kg_rag.documents import SourceDocument, doc_from_record
+from kg_rag.documents.readers import check_unique_ids, read_path
 from kg_rag.errors import InputError, KgRagError
 from kg_rag.serialize import answer_dict, language_dict, mention_dict
-from kg_rag.service.bodies import BodyTooLarge, UnsupportedMediaType, media_type, read_body
+from kg_rag.service.bodies import (
+    BodyTooLarge,
+    UnsupportedMediaType,
+    media_type,
+    parse_json,
+    query_params,
+    read_body,
+)
 from kg_rag.service.llm_pool import LlmPool
 from kg_rag.service.openapi import openapi_document
+from kg_rag.service.problems import problem_body
 from kg_rag.service.recording import QuestionRing
 from kg_rag.service.sparql_endpoint import Forbidden, check_token
 from kg_rag.settings import Settings
@@ -113,8 +122,7 @@ class RestApi:
             except KgRagError as e:
                 if e.http_status >= 500:   # the store or the selector failed: the whole batch
                     raise
-                out.append({"error": {"type": "about:blank", "title": e.title,
-                                      "status": e.http_status, "detail": str(e)}})
+                out.append({"error": problem_body(e.http_status, e.title, str(e))})
                 continue
             out.append(answer_dict(answer))
         return out
@@ -128,8 +136,9 @@ class RestApi:
         want = preferred(request.headers.get("accept", ""),
                          ("application/json", "text/html", "application/ld+json", "text/turtle"))
         try:
-            ex = await run_in_threadpool(self._explanation, request.query_params.get("iri", ""),
-                                         request.query_params.get("document"))
+            params = query_params(request)
+            ex = await run_in_threadpool(self._explanation, params.get("iri", ""),
+                                         params.get("document"))
         except KgRagError as e:
             if want != "text/html":
                 raise
@@ -233,7 +242,7 @@ class RestApi:
                         raise InputError(f"two uploaded files are named {name!r}")
                     path.write_bytes(await f.read(limit + 1))
                     paths.append(path)
-                docs = await run_in_threadpool(read_documents, paths, limit)
+                docs = await run_in_threadpool(_read_uploads, paths, limit)
         if isinstance(lang, str) and lang:
             docs = [SourceDocument(d.id, d.text, d.lang or lang, d.title, d.source, d.metadata)
                     for d in docs]
@@ -276,10 +285,7 @@ async def _json_value(request: Request, limit: int) -> Any:
     if mtype != "application/json":
         raise UnsupportedMediaType(f"send application/json, not {mtype or 'no media type'}")
     raw = await read_body(request, limit)
-    try:
-        data = json.loads(raw)
-    except ValueError as e:
-        raise InputError(f"the body is not valid JSON ({e})") from None
+    data = parse_json(raw)
     if isinstance(data, dict) and limit > JSON_LIMIT and len(raw) > JSON_LIMIT:
         raise BodyTooLarge(f"one question's body may have at most {JSON_LIMIT} bytes")
     return data
@@ -290,6 +296,13 @@ async def _json_object(request: Request, limit: int) -> dict[str, Any]:
     if not isinstance(data, dict):
         raise InputError("the body must be a JSON object")
     return data
+
+
+def _read_uploads(paths: list[Path], limit: int) -> list[SourceDocument]:
+    """The documents of the uploaded files (saved under their own, sanitised names in a
+    temporary folder): errors and sources name each file as uploaded (``notes.jsonl:2``), never
+    the temporary folder."""
+    return check_unique_ids([d for p in paths for d in read_path(p, limit, name=p.name)])
 
 
 def batch_arguments(items: list[Any]) -> list[dict[str, Any]]:
@@ -369,7 +382,8 @@ def _json_documents(body: dict[str, Any], limit: int) -> list[SourceDocument]:
     records = body["documents"] if "documents" in body else [body]
     if not isinstance(records, list) or not records:
         raise InputError("'documents' must be a non-empty list of {id, text} objects")
-    docs = [doc_from_record(r, f"documents[{i}]", limit) for i, r in enumerate(records)]
+    # strict: the OpenAPI schema (DocumentInput) declares id, title and lang strings
+    docs = [doc_from_record(r, f"documents[{i}]", limit, strict=True) for i, r in enumerate(records)]
     ids = [d.id for d in docs]
     if len(set(ids)) != len(ids):
         raise InputError("a document id appears twice in the request")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import sys
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -295,6 +296,30 @@ class Store(ABC):
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+class UpdateRejected(QueryError):
+    """An update the engine refused for what it asks (a graph that does not exist, or already
+    does), not for the state of the store: a 400, and the store stays healthy."""
+
+    title = "update rejected"
+
+
+#: the engine's messages (pyoxigraph, and ``oxigraph serve`` in its HTTP 500 answers) for an update
+#: that fails because of what it asks — DROP, CLEAR or MOVE of a graph that does not exist,
+#: CREATE of one that does; anything else (I/O, corruption) is the store's failure
+_REFUSED_UPDATE = re.compile(r"^\s*The graph <[^>]*> (?:does not exist|already exists)")
+
+
+def update_refusal(message: str) -> str | None:
+    """When the engine's error ``message`` for an update means the update itself is wrong: that
+    message in one line with what to do; else None."""
+    line = " ".join(message.split()).rstrip(".")
+    if not _REFUSED_UPDATE.match(line):
+        return None
+    fix = ("DROP SILENT GRAPH …) to ignore a missing graph" if "does not exist" in line
+           else "CREATE SILENT GRAPH …) to ignore an existing graph")
+    return f"{line}; add SILENT to the operation ({fix}"
 
 
 def check_user_query(text: str) -> QueryInfo:

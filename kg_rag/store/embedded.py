@@ -51,9 +51,11 @@ from kg_rag.store.base import (
     Row,
     Store,
     T,
+    UpdateRejected,
     _block,
     _merge,
     check_user_query,
+    update_refusal,
 )
 from kg_rag.store.prologue import syntax_message
 from kg_rag.store.render import Term, Values, check_quads
@@ -330,7 +332,13 @@ class EmbeddedStore(Store):
                 self._store.update(text, base_iri=base_iri)
             except SyntaxError as e:
                 raise QueryError(f"malformed update: {e}") from None
-            except (OSError, RuntimeError) as e:
+            except RuntimeError as e:
+                refusal = update_refusal(str(e))
+                if refusal:   # the update's fault: the store is fine (and stays healthy)
+                    raise UpdateRejected(f"the update was not applied (nothing was written): "
+                                         f"{refusal}") from None
+                raise self._write_failed("the update (nothing was written)", e) from None
+            except OSError as e:
                 raise self._write_failed("the update (nothing was written)", e) from None
             self._wrote()
 

@@ -32,8 +32,10 @@ from kg_rag.store.base import (
     Row,
     Store,
     T,
+    UpdateRejected,
     _merge,
     check_user_query,
+    update_refusal,
 )
 from kg_rag.store.dialect import Dialect, detect
 from kg_rag.store.prologue import PROLOGUE, syntax_message
@@ -242,12 +244,24 @@ class RemoteStore(Store):
                              user_text=user_text, shift=shift)
 
     def execute_update(self, text: str) -> None:
+        self._send_update(text)
+
+    def _user_update(self, text: str, base_iri: str | None) -> None:
+        self._send_update(text, user=True)
+
+    def _send_update(self, text: str, user: bool = False) -> None:
+        """POST an update; ``user``: a user's update, whose failure the engine blames on what it
+        asks (``oxigraph serve`` answers HTTP 500 "The graph <…> does not exist") is a 400
+        :class:`UpdateRejected`, not a store failure."""
         self.check_writable()
         text = self.dialect.update_text(text)
         ans = self._post_form(self.update_endpoint, "update", text, "*/*")
-        if ans.status == 400:
-            raise QueryError(f"the endpoint rejected the update: "
-                             f"{_first_line(ans.body.decode('utf-8', 'replace'))}")
+        if user and ans.status == 500:
+            refusal = update_refusal(_first_line(ans.body.decode("utf-8", "replace")))
+            if refusal:
+                raise UpdateRejected(f"the endpoint refused the update: {refusal}")
+        if ans.status == 400:   # a kg-rag service says why in a problem document's detail
+            raise QueryError(f"the endpoint rejected the update: {_reason(ans)}")
         if ans.status in _REFUSED:
             raise refused(self.update_endpoint, ans, "the update", bool(self._auth))
         if ans.status not in (200, 204):
@@ -343,15 +357,21 @@ class RemoteStore(Store):
 _REFUSED = (401, 403, 429, 503)
 
 
-def refused(url: str, ans: http_.Answer, what: str, sent_token: bool) -> StoreError:
-    """One line telling a refusal (401/403: the token) from an overload (429/503: retry later)."""
+def _reason(ans: http_.Answer) -> str:
+    """The first line of an error answer; of an RFC 9457 problem document (a kg-rag service),
+    its detail."""
     text = ans.body.decode("utf-8", "replace")
-    try:   # an RFC 9457 problem document (a kg-rag service) says it in its detail
+    try:
         problem = json.loads(text)
         text = str(problem.get("detail") or problem.get("title") or "") if isinstance(problem, dict) else text
     except ValueError:
         pass
-    detail = _first_line(text)
+    return _first_line(text)
+
+
+def refused(url: str, ans: http_.Answer, what: str, sent_token: bool) -> StoreError:
+    """One line telling a refusal (401/403: the token) from an overload (429/503: retry later)."""
+    detail = _reason(ans)
     detail = f" ({detail})" if detail else ""
     if ans.status in (401, 403):
         fix = ("the token sent was not accepted: check --token / KG_RAG_SERVICE_TOKEN"

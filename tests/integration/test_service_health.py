@@ -68,7 +68,8 @@ def test_health_turns_unhealthy_with_the_reason_after_a_failed_write(child: http
     assert r.status_code == 503, r.text
     detail = r.json()["detail"]
     assert "nothing was written" in detail and "File too large" in detail
-    assert "/tmp" not in detail and "<path>" in detail      # no paths of this machine
+    assert "/tmp" not in detail and "<path>" not in detail  # no paths of this machine, said
+    assert "failed on the store:" in detail                   # as "the store"
     h = c.get("/health")
     assert h.status_code == 503
     body = h.json()
