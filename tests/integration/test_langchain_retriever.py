@@ -5,6 +5,7 @@ from the core package, and the README's LangChain snippet run as written."""
 from __future__ import annotations
 
 import asyncio
+import gc
 import json
 import re
 import subprocess
@@ -39,11 +40,16 @@ def demo_store(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     Built through the knowledge graph that retrievers on this path share, and kept open for the
     session, so that the tests do not pay for opening and warming it up again."""
     path = str(tmp_path_factory.mktemp("kg") / "demo-store")
+    # the retriever only reads (a mistyped path is no new store), so the store is built first
+    built = KnowledgeGraph.open(path)
+    demo = resource_path("demo")
+    built.load([demo / "thesaurus.ttl", demo / "dictionary.ttl"])
+    built.index([demo / "documents"])
+    built.close()
+    del built
+    gc.collect()   # the engine releases the folder when the last reference goes
     kg = KgRagRetriever(path=path).graph
     assert isinstance(kg, KnowledgeGraph)
-    demo = resource_path("demo")
-    kg.load([demo / "thesaurus.ttl", demo / "dictionary.ttl"])
-    kg.index([demo / "documents"])
     yield path
     del kg
 
