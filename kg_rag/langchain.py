@@ -144,8 +144,13 @@ class KgRagRetriever(BaseRetriever):
     @field_validator("expansion")
     @classmethod
     def _check_expansion(cls, v: dict[str, float] | None) -> dict[str, float] | None:
-        if v is not None and any(not 0.0 <= w <= 1.0 for w in v.values()):
-            raise ValueError("expansion weights must be between 0 and 1")
+        if v is not None:   # the ranking's own check: relations it knows, weights from 0 to 1
+            from kg_rag.pipeline.ranking_config import DEFAULT
+
+            try:
+                DEFAULT.with_expansion(v)
+            except InputError as e:
+                raise ValueError(str(e)) from None
         return v
 
     @model_validator(mode="after")

@@ -79,7 +79,20 @@ class RetrievalConfig:
         return hashlib.sha256(json.dumps(fields, sort_keys=True).encode("utf-8")).hexdigest()[:12]
 
     def with_expansion(self, weights: Mapping[str, float]) -> RetrievalConfig:
-        """This config with other expansion weights (``{}``: no expansion)."""
+        """This config with other expansion weights (``{}``: no expansion): a mapping from
+        relations the ranking knows (:data:`EXPANSION`) to weights from 0 to 1 — an expansion
+        weighs at most what the concept it expands does (InputError otherwise: a misspelt
+        relation would silently expand nothing)."""
+        if not isinstance(weights, Mapping):
+            raise InputError(f"expansion must map relation names to weights, e.g. "
+                             f"{{'broader': 0.5}}, not {type(weights).__name__}")
+        unknown = sorted(str(r) for r in weights if r not in EXPANSION)
+        if unknown:
+            raise InputError(f"unknown expansion relation(s) {', '.join(map(repr, unknown))}; "
+                             f"known: {', '.join(sorted(EXPANSION))}")
+        for rel, w in weights.items():
+            if not _number(w) or not 0.0 <= float(w) <= 1.0:
+                raise InputError(f"expansion weight {rel!r}: {w!r} is not a number from 0 to 1")
         return replace(self, expansion=tuple(weights.items()))
 
 

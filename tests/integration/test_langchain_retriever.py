@@ -203,8 +203,10 @@ def test_constructor_checks_its_fields(demo_store: str) -> None:
         KgRagRetriever(path=demo_store, k=0)
     with pytest.raises(ValueError, match="sense selection mode"):
         KgRagRetriever(path=demo_store, wsd="guess")
-    with pytest.raises(ValueError, match="between 0 and 1"):
+    with pytest.raises(ValueError, match="not a number from 0 to 1"):
         KgRagRetriever(path=demo_store, expansion={"broader": 2.0})
+    with pytest.raises(ValueError, match="unknown expansion relation"):
+        KgRagRetriever(path=demo_store, expansion={"brodaer": 0.5})
 
 
 def test_retrievers_on_one_store_share_it_and_an_open_graph_can_be_given(demo_store: str) -> None:

@@ -128,3 +128,12 @@ def test_label_matching_is_recorded_as_label_matching(kg: KnowledgeGraph) -> Non
     (s,) = [r for r in _recorded(kg, a.question_iri) if "version" in r]
     assert (s["match"], s["wsd"]) == ("label", "none")
     assert s["version"] == dataclasses.replace(DEFAULT, match="label").version
+
+
+@pytest.mark.parametrize(("weights", "message"), [
+    ({"broader": 50}, "from 0 to 1"), ({"broader": -5}, "from 0 to 1"),
+    ({"bogus": 0.5}, r"unknown expansion relation\(s\) 'bogus'"), ("broader", "must map relation names")])
+def test_expansion_weights_from_a_caller_are_checked(weights: object, message: str) -> None:
+    with pytest.raises(InputError, match=message):
+        DEFAULT.with_expansion(weights)  # type: ignore[arg-type]
+
