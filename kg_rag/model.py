@@ -114,6 +114,7 @@ class LlmTrace:
     tokens_out: int
     latency_ms: float
     rationale: str = ""
+    requests: int = 1             # HTTP requests the tokens cover (2: an invalid answer and its retry)
 
 
 @dataclass(frozen=True, slots=True)

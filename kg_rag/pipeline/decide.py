@@ -152,7 +152,7 @@ def decide(store: Store, units: Sequence[Unit], selector: SenseSelector | None,
 
         raise SelectionError(f"the {agent.name} selector answered {len(selections)} of {len(todo)} mentions")
     quads: list[Quad] = []
-    llm_requests: dict[str, tuple[int, int]] = {}
+    llm_requests: dict[str, tuple[int, int, int]] = {}
     for i, sel in zip(todo, selections, strict=True):
         d = decided[i] = replace(decided[i], selection=sel)
         if i in again:
@@ -163,8 +163,9 @@ def decide(store: Store, units: Sequence[Unit], selector: SenseSelector | None,
         assert d.decision is not None
         quads += record.decision_quads(d.decision, d.mention, sel, hashes[i], u.context, started, ended)
         if sel.llm is not None:  # mentions of one request share its prompt and token counts
-            llm_requests[sel.llm.prompt_sha256] = (sel.llm.tokens_in, sel.llm.tokens_out)
-    return Outcome(tuple(decided), tuple(quads), llm_calls=len(llm_requests),
+            llm_requests[sel.llm.prompt_sha256] = (sel.llm.tokens_in, sel.llm.tokens_out,
+                                                   sel.llm.requests)
+    return Outcome(tuple(decided), tuple(quads), llm_calls=sum(t[2] for t in llm_requests.values()),
                    tokens_in=sum(t[0] for t in llm_requests.values()),
                    tokens_out=sum(t[1] for t in llm_requests.values()))
 

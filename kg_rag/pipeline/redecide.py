@@ -300,7 +300,7 @@ def redecide(store: Store, lock: threading.RLock, annotator: Annotator, selector
     kept: list[Kept] = []
     counts = {"documents": 0, "decisions": 0, "current": 0, "confident": 0, "stale": 0,
               "eligible": 0, "written": 0}
-    calls: dict[str, tuple[int, int]] = {}
+    calls: dict[str, tuple[int, int, int]] = {}
     pending: list[_Work] = []
     taken = 0                       # decisions sent to the selector or reused in this run
     limited = False
@@ -356,7 +356,7 @@ def redecide(store: Store, lock: threading.RLock, annotator: Annotator, selector
     return RedecideReport(
         mode=mode, dry_run=dry_run, documents=counts["documents"], decisions=counts["decisions"],
         current=counts["current"], confident=counts["confident"], stale=counts["stale"],
-        eligible=counts["eligible"], written_documents=counts["written"], llm_calls=len(calls),
+        eligible=counts["eligible"], written_documents=counts["written"], llm_calls=sum(t[2] for t in calls.values()),
         tokens_in=sum(t[0] for t in calls.values()), tokens_out=sum(t[1] for t in calls.values()),
         limited=limited, seconds=time.perf_counter() - t0, items=tuple(items), kept=tuple(kept))
 
@@ -365,7 +365,7 @@ _Result = tuple[_Work, list[Redecided], list[Kept], list[Quad]]
 
 
 def _decide(store: Store, selector: SenseSelector, works: Sequence[_Work]
-            ) -> tuple[list[_Result], dict[str, tuple[int, int]]]:
+            ) -> tuple[list[_Result], dict[str, tuple[int, int, int]]]:
     """New decisions for the works' eligible annotations: revisions already recorded (another
     document shared the decision) reused, the rest from ONE call of ``selector``; per work its
     re-decided and kept annotations and the quads of its new decisions."""
@@ -402,7 +402,7 @@ def _decide(store: Store, selector: SenseSelector, works: Sequence[_Work]
             requests += selection_requests(store, w.plan.units,
                                            [Decided(c.mention, c.unit) for c in mine])
     quads: dict[str, list[Quad]] = {w.doc_id: [] for w in works}
-    used: dict[str, tuple[int, int]] = {}
+    used: dict[str, tuple[int, int, int]] = {}
     written_by: set[tuple[str, str]] = set()
     started = ended = record.now()
     if ask:
@@ -414,7 +414,8 @@ def _decide(store: Store, selector: SenseSelector, works: Sequence[_Work]
                                  f"{len(ask)} mentions; report this as a bug")
         for (_w, c), sel, fell in zip(ask, answers, fell_back, strict=True):
             if sel.llm is not None:
-                used[sel.llm.prompt_sha256] = (sel.llm.tokens_in, sel.llm.tokens_out)
+                used[sel.llm.prompt_sha256] = (sel.llm.tokens_in, sel.llm.tokens_out,
+                                               sel.llm.requests)
             if fell:  # the model failed: its fall-back's decision is no upgrade; ask next time
                 sel = replace(sel, chosen=None, reason=sel.reason or "the model was not usable")
             selections[c.ann.iri] = (sel, False)

@@ -46,7 +46,9 @@ class FallbackSelector:
                                  [f"{name} left it unresolved ({first[i].reason})" for i in open_])
         merged = list(first)
         for i, sel in zip(open_, second, strict=True):
-            merged[i] = sel
+            # the LLM was asked: its request (prompt, tokens) stays on the decision that stands
+            # in for its answer, as knowledge+llm keeps it, so usage is counted and recorded
+            merged[i] = replace(sel, llm=first[i].llm) if first[i].llm is not None else sel
         return merged
 
     def _fall_back(self, requests: Sequence[SelectionRequest], why: list[str]) -> list[Selection]:

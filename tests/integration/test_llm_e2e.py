@@ -116,3 +116,18 @@ def test_a_decision_the_llm_failed_is_asked_again_and_its_answer_revises_it(tmp_
             third = next(r for r in kg.ask(q, lang="he", wsd=mode).mentions if r.mention.ambiguous)
             assert len(srv.chat_requests) == 3 and third.reused               # the revision stands
             assert third.decision == second.decision
+
+
+def test_every_request_to_the_llm_is_counted(tmp_path: Path) -> None:
+    """An invalid answer and its retry are two calls, whichever mode: with ``llm,knowledge`` the
+    fallback's decision keeps the LLM's trace (the requests it stands in for)."""
+    demo = resource_path("demo")
+    store = open_store(str(tmp_path / "store"))
+    config = Settings(store=str(tmp_path / "store"), llm_api_key=KEY, llm_model="test-model")
+    KnowledgeGraph(store, config).load([demo / "thesaurus.ttl", demo / "dictionary.ttl"])
+    for mode in ("llm", "llm,knowledge"):
+        with LlmServer(answer(("M1", "S9"))) as srv:
+            kg = KnowledgeGraph(store, config.with_(llm_base_url=srv.url))
+            a = kg.ask(ROOSTER_Q if mode == "llm" else "הגבר קרא בקול", lang="he", wsd=mode)
+            assert len(srv.chat_requests) == 2
+            assert a.llm_calls == 2 and a.tokens_in > 0, mode

@@ -69,6 +69,7 @@ class _Cost:
     tokens_in: int
     tokens_out: int
     latency_ms: float
+    requests: int = 1
 
 
 class LLMSenseSelector:
@@ -159,7 +160,7 @@ class LLMSenseSelector:
                 cost2 = _Cost(retry.sha256,
                               second.tokens_in + (first.tokens_in if alone else 0),
                               second.tokens_out + (first.tokens_out if alone else 0),
-                              second.latency_ms + first.latency_ms)
+                              second.latency_ms + first.latency_ms, 2 if alone else 1)
                 again = _verdicts(second, failed)
                 for s in failed:
                     costs[s.mid] = cost2
@@ -173,7 +174,7 @@ class LLMSenseSelector:
                    cost: _Cost) -> Selection:
         trace = LlmTrace(template=self.template, prompt_sha256=cost.sha256, tokens_in=cost.tokens_in,
                          tokens_out=cost.tokens_out, latency_ms=round(cost.latency_ms, 1),
-                         rationale=v.rationale)
+                         rationale=v.rationale, requests=cost.requests)
         ids = slot.ids
         if v.sense is None:
             scores = tuple((cid, 0.0) for _, cid in ids)
