@@ -10,7 +10,7 @@ import re
 import threading
 import time
 import urllib.parse
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
@@ -404,6 +404,14 @@ class KnowledgeGraph:
         from kg_rag.annotate.schemes import resolve_scheme
 
         return resolve_scheme(self.store, scheme)
+
+    @staticmethod
+    def check_expansion(weights: Mapping[str, float]) -> None:
+        """InputError unless ``weights`` can be :meth:`ask`'s ``expansion``: relations the ranking
+        knows, weights from 0 to 1 (the LangChain retriever checks its field with it)."""
+        from kg_rag.pipeline.ranking_config import DEFAULT
+
+        DEFAULT.with_expansion(weights)
 
     @staticmethod
     def question_text(question: str) -> str:

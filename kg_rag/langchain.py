@@ -145,10 +145,8 @@ class KgRagRetriever(BaseRetriever):
     @classmethod
     def _check_expansion(cls, v: dict[str, float] | None) -> dict[str, float] | None:
         if v is not None:   # the ranking's own check: relations it knows, weights from 0 to 1
-            from kg_rag.pipeline.ranking_config import DEFAULT
-
             try:
-                DEFAULT.with_expansion(v)
+                KnowledgeGraph.check_expansion(v)
             except InputError as e:
                 raise ValueError(str(e)) from None
         return v
