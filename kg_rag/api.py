@@ -434,12 +434,11 @@ class KnowledgeGraph:
         except UnicodeEncodeError:   # a lone surrogate (Python's stand-in for undecodable bytes)
             raise InputError("the question is not UTF-8 text (it holds a lone surrogate "
                              "code point)") from None
-        if not self.question_text(question):
-            # empty once cleaned too: bidi marks and zero-width characters alone are no question
+        q = self.question_text(question)
+        if not q:   # empty once cleaned too: bidi marks and zero-width characters alone are none
             raise InputError("the question is empty; type a question")
         if lang and lang != "auto":
             check_language(lang)  # a bad code is bad input before anything else
-        q = self.question_text(question)
         if len(q) > MAX_QUESTION_CHARS:
             raise InputError(f"the question is longer than {MAX_QUESTION_CHARS} characters")
         annotator = self.annotator

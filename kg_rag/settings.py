@@ -119,6 +119,11 @@ _MAY_BE_ZERO = ("llm_retries", "llm_threshold", "service_rate", "query_pool")
 _AT_MOST_ONE = ("llm_threshold",)
 
 
+def header_safe(value: str) -> bool:
+    """Whether a key or token can go into an HTTP header as it is: printable ASCII, no spaces."""
+    return all(" " < c < "\x7f" for c in value)
+
+
 def _coerce(name: str, raw: str, default: object) -> object:
     """The value of ``KG_RAG_<NAME>`` as the field's type; ConfigError saying what is expected."""
     key = f"KG_RAG_{name.upper()}"
@@ -165,7 +170,7 @@ def _coerce(name: str, raw: str, default: object) -> object:
         if not ok:
             # the value is not shown: a URL may carry credentials
             raise ConfigError(f"{key} is not a valid value; use an http(s) URL such as {example}")
-    if name in _SECRETS and not all(" " < c < "\x7f" for c in raw):
+    if name in _SECRETS and not header_safe(raw):
         # a key or token goes into an HTTP header: printable ASCII only (not shown: a secret)
         raise ConfigError(f"{key} is not a valid value; a key or token is printable ASCII "
                           f"with no spaces")

@@ -28,8 +28,9 @@ def _clean(line: str) -> str:
     return " ".join(line.split())
 
 
-def pdf_text(path: Path) -> tuple[str, str, dict[str, Any]]:
-    """(title, text, metadata with the page start offsets) of a PDF."""
+def pdf_text(path: Path, name: str | None = None) -> tuple[str, str, dict[str, Any]]:
+    """(title, text, metadata with the page start offsets) of a PDF; ``name``: what errors call
+    the file (default its path)."""
     try:
         from pypdf import PdfReader
         from pypdf.errors import PyPdfError
@@ -38,12 +39,12 @@ def pdf_text(path: Path) -> tuple[str, str, dict[str, Any]]:
     try:
         reader = PdfReader(path)
         if reader.is_encrypted:
-            raise InputError(f"{path}: the PDF is encrypted; decrypt it first")
+            raise InputError(f"{name or path}: the PDF is encrypted; decrypt it first")
         pages = [page.extract_text() or "" for page in reader.pages]
         meta = reader.metadata
         title = _clean(str(meta.title)) if meta is not None and meta.title else ""
     except (PyPdfError, ValueError, KeyError, TypeError, OSError) as e:
-        raise InputError(f"{path}: not a readable PDF ({_clean(str(e))[:120] or type(e).__name__})") from None
+        raise InputError(f"{name or path}: not a readable PDF ({_clean(str(e))[:120] or type(e).__name__})") from None
     parts: list[str] = []
     starts: list[int] = []   # where each page starts in the text (an empty page: where the next would)
     pos = 0
@@ -58,7 +59,7 @@ def pdf_text(path: Path) -> tuple[str, str, dict[str, Any]]:
     return title, "\n\n".join(parts), {"pages": starts}
 
 
-def docx_text(path: Path) -> tuple[str, str, dict[str, Any]]:
+def docx_text(path: Path, name: str | None = None) -> tuple[str, str, dict[str, Any]]:
     """(title, text, metadata) of a DOCX: its paragraphs, then its tables' rows."""
     try:
         import docx
@@ -77,7 +78,7 @@ def docx_text(path: Path) -> tuple[str, str, dict[str, Any]]:
                           if p.style is not None and (p.style.name or "").startswith(("Title", "Heading"))
                           and p.text.strip()), "")
     except PackageNotFoundError:
-        raise InputError(f"{path}: not a readable DOCX file (not a Word document package)") from None
+        raise InputError(f"{name or path}: not a readable DOCX file (not a Word document package)") from None
     except (zipfile.BadZipFile, KeyError, ValueError, OSError) as e:
-        raise InputError(f"{path}: not a readable DOCX file ({_clean(str(e))[:120] or type(e).__name__})") from None
+        raise InputError(f"{name or path}: not a readable DOCX file ({_clean(str(e))[:120] or type(e).__name__})") from None
     return title, nfc("\n\n".join(p for p in paras if p.strip(" |"))), {}

@@ -161,18 +161,24 @@ def _json_place(at: tuple[str | int, ...]) -> str:
     return f"'{out}'"
 
 
-def _json_record(line: str, where: str) -> Any:
-    """One JSON Lines record, or an InputError starting with ``where``."""
+def load_json(data: str | bytes, where: str = "") -> Any:
+    """A JSON text (a JSON Lines record, a request body) as a value fit as input, or one
+    InputError starting with ``where`` (when given): not JSON, nested deeper than
+    :data:`MAX_JSON_DEPTH` (the parser would otherwise run out of stack), or holding a lone
+    surrogate escape (:func:`json_flaw`)."""
+    at = f"{where}: " if where else ""
     try:
-        rec = json.loads(line)
-    except json.JSONDecodeError as e:
-        raise InputError(f"{where}: not valid JSON ({e.msg})") from None
+        value = json.loads(data)
     except RecursionError:
-        raise InputError(f"{where}: {TOO_DEEP}") from None
-    flaw = json_flaw(rec)
+        raise InputError(f"{at}{TOO_DEEP}") from None
+    except json.JSONDecodeError as e:
+        raise InputError(f"{at}not valid JSON ({e.msg})") from None
+    except ValueError as e:   # bytes that are not UTF-8
+        raise InputError(f"{at}not valid JSON ({e})") from None
+    flaw = json_flaw(value)
     if flaw:
-        raise InputError(f"{where}: {flaw}")
-    return rec
+        raise InputError(f"{at}{flaw}")
+    return value
 
 
 def _check_size(name: str, size: int, limit: int) -> None:
@@ -236,13 +242,7 @@ def read_path(path: Path, limit: int, ident: str | None = None,
     if kind in BINARY:
         from kg_rag.documents.office import docx_text, pdf_text
 
-        try:
-            title, text, meta = (pdf_text if kind == "pdf" else docx_text)(path)
-        except InputError as e:   # the office readers name the file by its path
-            message = str(e)
-            if name is None or not message.startswith(f"{path}: "):
-                raise
-            raise InputError(f"{shown}{message[len(str(path)):]}") from None
+        title, text, meta = (pdf_text if kind == "pdf" else docx_text)(path, shown)
         if not text.strip():
             raise InputError(f"{shown}: no text in this {kind.upper()} file (a scan needs OCR first)")
         _check_size(shown, len(text.encode("utf-8")), limit)
@@ -253,7 +253,7 @@ def read_path(path: Path, limit: int, ident: str | None = None,
         for n, line in enumerate(text.splitlines(), 1):
             if not line.strip():
                 continue
-            rec = _json_record(line, f"{shown}:{n}")
+            rec = load_json(line, f"{shown}:{n}")
             docs.append(replace(doc_from_record(rec, f"{shown}:{n}", limit), source=f"{source}:{n}"))
         if not docs:
             raise InputError(f"{shown}: no documents in this JSON Lines file")

@@ -4,13 +4,12 @@ as UTF-8 (:func:`query_params`)."""
 
 from __future__ import annotations
 
-import json
 from typing import Any
 from urllib.parse import parse_qsl
 
 from starlette.requests import Request
 
-from kg_rag.documents.readers import TOO_DEEP, json_flaw
+from kg_rag.documents.readers import load_json
 from kg_rag.errors import InputError
 
 
@@ -67,20 +66,15 @@ def require_utf8_charset(params: dict[str, str]) -> None:
 
 
 def parse_json(raw: bytes) -> Any:
-    """The JSON value of a request body, or one InputError (400): not JSON, arrays and objects
-    nested deeper than the readers' limit (the parser would otherwise run out of stack), or a
-    string holding a lone surrogate escape such as ``"\\ud800"`` (no Unicode character: it
-    could be neither encoded nor stored), named by its field."""
+    """The JSON value of a request body, or one InputError (400): the readers' one JSON parse
+    (:func:`kg_rag.documents.readers.load_json`), so a body and a JSON Lines record are refused
+    for the same things (not JSON, nested too deep, a lone surrogate escape named by its field)."""
     try:
-        data = json.loads(raw)
-    except RecursionError:
-        raise InputError(TOO_DEEP) from None
-    except ValueError as e:   # UnicodeDecodeError too
-        raise InputError(f"the body is not valid JSON ({e})") from None
-    flaw = json_flaw(data)
-    if flaw:
-        raise InputError(flaw)
-    return data
+        return load_json(raw)
+    except InputError as e:   # a flaw names its field; a syntax error says it is the body's
+        if str(e).startswith("not valid JSON"):
+            raise InputError(f"the body is {e}") from None
+        raise
 
 
 def query_params(request: Request) -> dict[str, str]:

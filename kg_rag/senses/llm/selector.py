@@ -38,7 +38,7 @@ from kg_rag.senses.llm.prompt import (
     check_template,
 )
 from kg_rag.senses.llm.validate import Verdict, validate
-from kg_rag.settings import Settings
+from kg_rag.settings import Settings, header_safe
 
 log = logging.getLogger(__name__)
 
@@ -91,8 +91,8 @@ class LLMSenseSelector:
         key = (settings.llm_api_key or "").strip()
         if not key:
             raise ConfigError(NO_KEY_HELP)
-        if not all(" " < c < "\x7f" for c in key):   # it goes into an HTTP header (also when
-            # the settings were built in Python, past the environment's check)
+        if not header_safe(key):   # it goes into an HTTP header (also when the settings were
+            # built in Python, past the environment's check)
             raise ConfigError("the LLM API key is not valid header text: printable ASCII with "
                               "no spaces")
         if not settings.llm_model:
