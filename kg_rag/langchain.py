@@ -41,10 +41,18 @@ except ImportError as e:  # pragma: no cover - depends on the installed extras
         "source folder with pip install '.[langchain]'"
     ) from e
 
-from pydantic import ConfigDict, Field, PrivateAttr, field_validator, model_validator
+from pydantic import (
+    ConfigDict,
+    Field,
+    ModelWrapValidatorHandler,
+    PrivateAttr,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from kg_rag import WsdMode
-from kg_rag.api import KnowledgeGraph
+from kg_rag.api import KnowledgeGraph, check_min_relevance
 from kg_rag.errors import InputError
 from kg_rag.model import Answer, Result
 
@@ -102,7 +110,8 @@ class KgRagRetriever(BaseRetriever):
 
     A question with no known concept gives no documents (``[]``; :meth:`ask` returns the
     :class:`~kg_rag.model.Answer` whose ``reason`` says why), so a chain goes on without context.
-    Bad input (an empty question, a bad option) raises :class:`kg_rag.errors.InputError`.
+    Bad input (an empty question, a bad option, here or in ``invoke``) raises
+    :class:`kg_rag.errors.InputError` in one line, not pydantic's ``ValidationError``.
     """
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
@@ -131,35 +140,55 @@ class KgRagRetriever(BaseRetriever):
 
     _kg: KnowledgeGraph | None = PrivateAttr(default=None)
 
+    # the options ask() checks are checked as it checks them and raise its InputError (pydantic
+    # lets an exception that is no ValueError through); a wrong type elsewhere is made one here
+    @model_validator(mode="wrap")
+    @classmethod
+    def _input_errors(
+        cls, data: Any, handler: ModelWrapValidatorHandler[KgRagRetriever]
+    ) -> KgRagRetriever:
+        try:
+            return handler(data)
+        except ValidationError as e:   # a wrong type: the first error, in one line
+            first = e.errors()[0]
+            name = ".".join(str(part) for part in first["loc"])
+            msg = first["msg"][:1].lower() + first["msg"][1:]
+            raise InputError(f"retriever option {name!r}: {msg}" if name else
+                             f"retriever options: {msg}") from None
+
+    @field_validator("k", mode="before")
+    @classmethod
+    def _check_k(cls, v: object) -> int:
+        if not isinstance(v, int) or isinstance(v, bool) or not 1 <= v <= 1000:
+            raise InputError("k must be an integer between 1 and 1000")
+        return v
+
+    @field_validator("min_score", mode="before")
+    @classmethod
+    def _check_min_score(cls, v: object) -> float:
+        return check_min_relevance(v)
+
     @field_validator("wsd", mode="before")
     @classmethod
     def _check_wsd(cls, v: object) -> WsdMode | None:
-        if v is None:
-            return None
-        try:
-            return WsdMode.parse(v)
-        except InputError as e:
-            raise ValueError(str(e)) from None
+        return None if v is None else WsdMode.parse(v)
 
     @field_validator("expansion")
     @classmethod
     def _check_expansion(cls, v: dict[str, float] | None) -> dict[str, float] | None:
         if v is not None:   # the ranking's own check: relations it knows, weights from 0 to 1
-            try:
-                KnowledgeGraph.check_expansion(v)
-            except InputError as e:
-                raise ValueError(str(e)) from None
+            KnowledgeGraph.check_expansion(v)
         return v
 
     @model_validator(mode="after")
     def _one_store(self) -> KgRagRetriever:
         given = [n for n in ("path", "endpoint", "knowledge_graph") if getattr(self, n) is not None]
         if len(given) > 1:
-            raise ValueError(
+            raise InputError(
                 f"give only one of path, endpoint, knowledge_graph (got {', '.join(given)})"
             )
         if self.update_endpoint and not self.endpoint:
-            raise ValueError("update_endpoint needs endpoint")
+            raise InputError("update_endpoint needs endpoint")
         return self
 
     # --- the knowledge graph ------------------------------------------------------------------

@@ -6,9 +6,11 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from pathlib import Path
 from typing import Any
 
 from kg_rag import InputError, Store, WsdMode, open_store
+from kg_rag.settings import settings
 
 #: the help text of every ``--wsd`` option
 WSD_HELP = f"sense selection: {WsdMode.names()} (default: KG_RAG_WSD, else knowledge)"
@@ -19,6 +21,17 @@ def store_from_args(args: argparse.Namespace, read_only: bool = False, create: b
     one (``create``: load, demo, index, serve) turns a path that does not exist into a new store."""
     return open_store(path=args.store, endpoint=args.endpoint, update_endpoint=args.update_endpoint,
                       read_only=read_only, token=getattr(args, "token", None), create=create)
+
+
+def makes_store(args: argparse.Namespace) -> bool:
+    """True when :func:`store_from_args` (``create``) would make a new store folder: an embedded
+    store at a path that does not exist yet. A command reads its input before then, so input it
+    refuses leaves no folder behind."""
+    cfg = settings()
+    if args.endpoint or (not args.store and cfg.endpoint):
+        return False
+    where = args.store or cfg.store
+    return bool(where) and where != ":memory:" and not Path(where).exists()
 
 
 def wsd_arg(value: str) -> WsdMode:

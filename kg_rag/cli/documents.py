@@ -14,6 +14,7 @@ from tqdm import tqdm
 from kg_rag.api import KnowledgeGraph
 from kg_rag.cli.common import (
     WSD_HELP,
+    makes_store,
     plural,
     print_json,
     progress_enabled,
@@ -23,6 +24,7 @@ from kg_rag.cli.common import (
 from kg_rag.documents import SourceDocument, read_documents
 from kg_rag.documents.readers import read_path
 from kg_rag.errors import InputError
+from kg_rag.settings import settings
 from kg_rag.text.normalise import for_terminal
 
 #: a document of more characters gets a progress bar of its own while it is indexed
@@ -113,6 +115,18 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 
 
 def cmd_index(args: argparse.Namespace) -> int:
+    if "-" in args.paths and args.prune:
+        raise InputError("--prune is for folders and files (standard input has no earlier "
+                         "documents to compare with)")
+    if "-" not in args.paths and (args.stdin_id != "stdin" or args.stdin_format != "auto"):
+        raise InputError("--id and --stdin-format are for the document on standard input; "
+                         "give '-' as a path")
+    # the input is read before the store is opened: input refused makes no new store folder
+    limit = settings().max_document_bytes
+    skipped: list[str] | None = None if args.strict else []
+    docs = _documents(args, limit, skipped) if "-" in args.paths else None
+    if docs is None and makes_store(args):   # read once here to check it, again by kg.index
+        read_documents(args.paths, limit, None if args.strict else [])
     with KnowledgeGraph(store_from_args(args, create=True)) as kg:
         bar = tqdm(unit="doc", disable=not progress_enabled(), file=sys.stderr)
         within = WithinDocument(progress_enabled())
@@ -121,16 +135,8 @@ def cmd_index(args: argparse.Namespace) -> int:
             bar.total = n
             bar.refresh()
 
-        if "-" in args.paths and args.prune:
-            raise InputError("--prune is for folders and files (standard input has no earlier "
-                             "documents to compare with)")
-        if "-" not in args.paths and (args.stdin_id != "stdin" or args.stdin_format != "auto"):
-            raise InputError("--id and --stdin-format are for the document on standard input; "
-                             "give '-' as a path")
         try:
-            if "-" in args.paths:
-                skipped: list[str] | None = None if args.strict else []
-                docs = _documents(args, kg.settings.max_document_bytes, skipped)
+            if docs is not None:
                 total(len(docs))
                 rep = replace(kg.index_documents(docs, wsd=args.wsd, progress=bar.update,
                                                  detail=within, workers=args.workers),

@@ -24,6 +24,7 @@ from starlette.routing import Route
 
 from kg_rag.api import KnowledgeGraph
 from kg_rag.errors import ConfigError
+from kg_rag.service.bodies import StrictQueryString
 from kg_rag.service.pool import QueryPool
 from kg_rag.service.preflight import preflight
 from kg_rag.service.problems import HANDLERS, CatchAll, scrub_paths
@@ -123,7 +124,9 @@ def create_app(kg: KnowledgeGraph, config: Settings | None = None, *, slots: int
 
     routes = [Route("/health", health, methods=["GET"]), *sparql.routes(), *rest.routes(),
               *page_routes(kg, cfg), *docs_routes()]
-    middleware = [Middleware(CatchAll)]
+    # a query string that is not UTF-8 is a 400 on every route; the page and /explain read
+    # theirs strictly and show the error on their HTML page
+    middleware = [Middleware(CatchAll), Middleware(StrictQueryString, pages=("/", "/explain"))]
     if cfg.service_rate > 0:   # outermost: a client over its rate costs no more than this
         exempt = parse_networks(cfg.service_rate_exempt, "KG_RAG_SERVICE_RATE_EXEMPT")
         middleware.insert(0, Middleware(RateLimit, buckets=Buckets(cfg.service_rate,

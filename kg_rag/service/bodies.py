@@ -1,16 +1,20 @@
 """Request bodies read with a size limit enforced WHILE streaming (413 without buffering it all),
-JSON bodies parsed and checked in one place (:func:`parse_json`), and query strings read strictly
-as UTF-8 (:func:`query_params`)."""
+JSON bodies parsed and checked in one place (:func:`parse_json`), and query strings (and form
+bodies) read strictly as UTF-8 (:func:`parameters`): every route's query string is checked once
+(:class:`StrictQueryString`)."""
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from typing import Any
 from urllib.parse import parse_qsl
 
 from starlette.requests import Request
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from kg_rag.documents.readers import load_json
 from kg_rag.errors import InputError
+from kg_rag.service.problems import from_error
 
 
 class BodyTooLarge(InputError):
@@ -78,19 +82,44 @@ def parse_json(raw: bytes) -> Any:
 
 
 def query_params(request: Request) -> dict[str, str]:
-    """The query string's parameters (the last value of a repeated one), decoded strictly: a
-    name or value whose percent-escapes are not UTF-8 is an InputError naming it, where
-    ``request.query_params`` would silently put U+FFFD in its place."""
-    raw = request.scope.get("query_string", b"").decode("latin-1")
-    out: dict[str, str] = {}
-    for name, value in parse_qsl(raw, keep_blank_values=True, errors="surrogateescape"):
+    """The query string's parameters (the last value of a repeated one), decoded strictly
+    (:func:`parameters`)."""
+    return dict(parameters(request.scope.get("query_string", b"").decode("latin-1")))
+
+
+def parameters(text: str, where: str = "query") -> list[tuple[str, str]]:
+    """The ``name=value`` pairs of a query string (or of a form body, ``where="form"``), decoded
+    strictly: a name or value whose percent-escapes are not UTF-8 is an InputError naming it,
+    where ``request.query_params`` (and ``parse_qs``) would silently put U+FFFD in its place."""
+    out: list[tuple[str, str]] = []
+    for name, value in parse_qsl(text, keep_blank_values=True, errors="surrogateescape"):
         if not _utf8_clean(name):
-            raise InputError("a query parameter's name is not valid UTF-8")
+            raise InputError(f"a {where} parameter's name is not valid UTF-8")
         if not _utf8_clean(value):
-            raise InputError(f"the query parameter {name!r} is not valid UTF-8 "
+            raise InputError(f"the {where} parameter {name!r} is not valid UTF-8 "
                              f"(percent-encode the text's UTF-8 bytes)")
-        out[name] = value
+        out.append((name, value))
     return out
+
+
+class StrictQueryString:
+    """ASGI middleware: a query string that is not UTF-8 (:func:`parameters`) is one 400 problem
+    on every route, before the route reads it (Starlette's ``request.query_params`` would read
+    U+FFFD). ``pages``: the paths that read their parameters with :func:`query_params` and show
+    this error on their own HTML page."""
+
+    def __init__(self, app: ASGIApp, pages: Collection[str] = ()) -> None:
+        self.app = app
+        self.pages = frozenset(pages)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and scope["path"] not in self.pages:
+            try:
+                parameters(scope.get("query_string", b"").decode("latin-1"))
+            except InputError as e:
+                await from_error(e)(scope, receive, send)
+                return
+        await self.app(scope, receive, send)
 
 
 def _utf8_clean(text: str) -> bool:

@@ -30,6 +30,7 @@ from kg_rag.errors import InputError, KgRagError, QueryError
 from kg_rag.service.bodies import (
     UnsupportedMediaType,
     media_type,
+    parameters,
     read_body,
     require_utf8_charset,
     utf8,
@@ -131,9 +132,10 @@ class SparqlService:
         limit = 3 * max(self.config.max_query_bytes, 1) + 65_536
         if mtype == FORM:
             body = utf8(await read_body(request, limit), "form body")
-            form = parse_qs(body, keep_blank_values=True)
-            for k, v in form.items():
-                params.setdefault(k, []).extend(v)
+            form: dict[str, list[str]] = {}
+            for k, v in parameters(body, "form"):   # strictly: %FF is no U+FFFD
+                form.setdefault(k, []).append(v)
+                params.setdefault(k, []).append(v)
             if "query" in form and "update" in form:
                 raise InputError("send either 'query' or 'update', not both")
             if "update" in form:

@@ -23,6 +23,7 @@ from langchain_core.language_models.fake_chat_models import FakeListChatModel  #
 from langchain_core.retrievers import BaseRetriever  # noqa: E402
 from langchain_tests.integration_tests import RetrieversIntegrationTests  # noqa: E402
 
+from kg_rag import WsdMode  # noqa: E402
 from kg_rag.api import KnowledgeGraph  # noqa: E402
 from kg_rag.errors import InputError  # noqa: E402
 from kg_rag.langchain import KgRagRetriever, answer_chain, format_passages  # noqa: E402
@@ -97,7 +98,7 @@ def test_min_score_leaves_out_documents_below_that_relevance(demo_store: str) ->
     # per call, as LangChain passes options
     assert len(KgRagRetriever(path=demo_store, k=50).invoke(BAD, min_score=cut)) == len(kept)
     assert KgRagRetriever(path=demo_store, min_score=1.0).invoke(BAD) == []
-    with pytest.raises(ValueError):
+    with pytest.raises(InputError, match="'min_score' must be a number between 0 and 1"):
         KgRagRetriever(path=demo_store, min_score=1.5)
 
 
@@ -196,17 +197,50 @@ def test_invoke_options_override_fields(retriever: KgRagRetriever) -> None:
     assert [d.metadata["doc_id"] for d in by_word] == [d.metadata["doc_id"] for d in focused]
 
 
-def test_constructor_checks_its_fields(demo_store: str) -> None:
-    with pytest.raises(ValueError, match="only one of"):
-        KgRagRetriever(path=demo_store, endpoint="http://127.0.0.1:1/sparql")
-    with pytest.raises(ValueError):
-        KgRagRetriever(path=demo_store, k=0)
-    with pytest.raises(ValueError, match="sense selection mode"):
-        KgRagRetriever(path=demo_store, wsd="guess")
-    with pytest.raises(ValueError, match="not a number from 0 to 1"):
-        KgRagRetriever(path=demo_store, expansion={"broader": 2.0})
-    with pytest.raises(ValueError, match="unknown expansion relation"):
-        KgRagRetriever(path=demo_store, expansion={"brodaer": 0.5})
+@pytest.mark.parametrize("options,message", [
+    ({"k": 0}, "k must be an integer between 1 and 1000"),
+    ({"k": -3}, "k must be an integer between 1 and 1000"),
+    ({"k": 1001}, "k must be an integer between 1 and 1000"),
+    ({"k": "three"}, "k must be an integer between 1 and 1000"),
+    ({"k": True}, "k must be an integer between 1 and 1000"),       # as invoke(k=…) and ask()
+    ({"k": 2.5}, "k must be an integer between 1 and 1000"),
+    ({"min_score": 1.5}, "'min_score' must be a number between 0 and 1"),
+    ({"min_score": "high"}, "'min_score' must be a number between 0 and 1"),
+    ({"wsd": "guess"}, "unknown sense selection mode 'guess'"),
+    ({"wsd": 5}, "unknown sense selection mode 5"),
+    ({"expansion": {"broader": 2.0}}, "expansion weight 'broader': 2.0 is not a number from 0 to 1"),
+    ({"expansion": {"brodaer": 0.5}}, "unknown expansion relation"),
+    ({"expansion": ["broader"]}, "retriever option 'expansion': input should be a valid dictionary"),
+    ({"language": 3}, "retriever option 'language': input should be a valid string"),
+    ({"endpoint": "http://127.0.0.1:1/sparql", "update_endpoint": 7},
+     "retriever option 'update_endpoint': input should be a valid string"),
+    ({"knowledge_graph": "demo-store"},
+     "retriever option 'knowledge_graph': input should be an instance of KnowledgeGraph"),
+    ({"endpoint": "http://127.0.0.1:1/sparql"},
+     "give only one of path, endpoint, knowledge_graph (got path, endpoint)"),
+])
+def test_bad_options_are_one_line_input_errors_naming_the_option(
+        demo_store: str, options: dict[str, Any], message: str) -> None:
+    with pytest.raises(InputError) as caught:
+        KgRagRetriever(path=demo_store, **options)
+    text = str(caught.value)
+    assert text.startswith(message) and "\n" not in text and "pydantic" not in text, text
+
+
+def test_the_store_options_and_model_validate_raise_input_errors_too(demo_store: str) -> None:
+    with pytest.raises(InputError, match="^update_endpoint needs endpoint$"):
+        KgRagRetriever(update_endpoint="http://127.0.0.1:1/update")
+    with pytest.raises(InputError, match="^retriever option 'path': input should be a valid string$"):
+        KgRagRetriever.model_validate({"path": 5})
+    with pytest.raises(InputError, match="^k must be"):
+        KgRagRetriever.model_validate({"path": demo_store, "k": 0})
+
+
+def test_good_options_are_kept(demo_store: str) -> None:
+    r = KgRagRetriever(path=demo_store, k=1000, min_score=0, wsd="first-sense", language="he",
+                       expansion={"broader": 0.5})
+    assert (r.k, r.min_score, r.wsd, r.expansion) == (1000, 0.0, WsdMode.FIRST_SENSE,
+                                                     {"broader": 0.5})
 
 
 def test_retrievers_on_one_store_share_it_and_an_open_graph_can_be_given(demo_store: str) -> None:
