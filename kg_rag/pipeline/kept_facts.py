@@ -8,7 +8,10 @@ by every new process:
   candidate IRIs, the query costs ~80 µs an IRI, and a process meets most of them only once:
   ~20 % of ``kg-rag index`` on the bench's OEWN + OMW store (bench/ANALYSIS.md);
 * ``labels`` — a concept's display labels (:func:`kg_rag.pipeline.retrieve.concept_labels`);
-* ``neighbours`` — its thesaurus and wordnet neighbours (:func:`kg_rag.pipeline.retrieve.neighbours`).
+* ``neighbours`` — its thesaurus and wordnet neighbours (:func:`kg_rag.pipeline.retrieve.neighbours`);
+* ``vectors`` — an English sense's contextual vector (:mod:`kg_rag.senses.knowledge.contextual`;
+  the key names the recipe, the sense and its lemma; the value is half-precision base64, or null),
+  a few milliseconds of the encoder each.
 
 The last two are a third of a new process's first questions at 10,000 documents (bench/ANALYSIS.md).
 Each fact is kept, once some process has asked for it, in one SQLite table of the cache folder
@@ -46,7 +49,7 @@ log = logging.getLogger(__name__)
 #: entry's written forms; 1 kept none for it)
 FORMAT = "facts-2"
 #: the kinds of fact kept
-Kind = Literal["origins", "labels", "neighbours"]
+Kind = Literal["origins", "labels", "neighbours", "vectors"]
 _CREATE = ("CREATE TABLE IF NOT EXISTS facts "
            "(kind TEXT, iri TEXT, value TEXT, PRIMARY KEY (kind, iri)) WITHOUT ROWID")
 _MANY = "SELECT iri, value FROM facts WHERE kind = ? AND iri IN ({})"

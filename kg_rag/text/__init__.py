@@ -14,7 +14,7 @@ module              public names
                     ``ENGLISH_TOKEN`` (English tokens around a mention)
 :mod:`.analyse`     ``lemmas`` and ``lemma`` (the one simplemma wrapper), ``stopwords``,
                     ``analyses``, ``fallback_forms``, ``clean_surface``, ``how_rank``,
-                    ``HOW_ORDER``; ``gloss_words`` (content-word lemmas for gloss overlap) and
+                    ``HOW_ORDER``, ``lemma_at``; ``gloss_words`` (content-word lemmas for gloss overlap) and
                     ``gloss_stopwords``
 :mod:`.lemmatiser`  ``lemmatize``: simplemma's, its dictionaries kept decoded under the cache
                     folder (``CachedDictionaryFactory``, ``SortedDictionary``)
@@ -33,6 +33,8 @@ module              public names
 :mod:`.langid`      ``detect``, ``detect_scored``, ``check_language``, ``segments``,
                     ``paragraphs``, ``script_of``, ``language_scores``, ``SUPPORTED``,
                     ``MIN_LETTERS``, ``MIN_CONFIDENCE``
+:mod:`.encoder`     ``load``, ``folder``, ``TokenEncoder`` (a small English encoder's word-piece
+                    vectors, numpy only), ``span_vector``, ``WINDOW``
 :mod:`.focus`       ``focus_span`` (the offsets of the word a question is about, named by the
                     word: ``bank#2``)
 ``stopwords/``      ``<lang>.txt`` function words, ``gloss/<lang>.txt`` gloss stop words (README)

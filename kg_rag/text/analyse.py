@@ -21,6 +21,7 @@ fallback (:func:`fallback_forms`) used only when no analysis matched. Stop words
 from __future__ import annotations
 
 import logging
+import re
 from functools import cache, lru_cache
 from importlib import resources
 from typing import cast
@@ -31,7 +32,7 @@ from simplemma.strategies.dictionaries.dictionary_factory import SUPPORTED_LANGU
 from kg_rag.text import arabic, gloss_cache, hebrew
 from kg_rag.text.gloss_cache import MISSING, GlossCache
 from kg_rag.text.normalise import match_key, strip_bidi, strip_niqqud
-from kg_rag.text.tokenise import gloss_tokens
+from kg_rag.text.tokenise import WORD, gloss_tokens
 
 try:
     from kg_rag.text.lemmatiser import lemmatize
@@ -212,3 +213,18 @@ def fallback_forms(word: str, lang: str) -> tuple[tuple[str, str], ...]:
 
 __all__ = ["HOW_ORDER", "analyses", "clean_surface", "fallback_forms", "gloss_stopwords", "gloss_words",
            "how_rank", "lemma", "lemmas", "stopwords"]
+
+
+def lemma_at(text: str, lemma: str, lang: str) -> tuple[int, int] | None:
+    """Where ``lemma`` occurs in ``text``: as written (any case), else — a one-word lemma — the
+    first word whose lemmas (:func:`lemmas`) include it (an example's "banked" for *bank*)."""
+    m = re.search(r"(?<!\w)" + re.escape(lemma) + r"(?!\w)", text, re.IGNORECASE)
+    if m is not None:
+        return m.start(), m.end()
+    if " " in lemma:
+        return None
+    low = lemma.lower()
+    for w in WORD.finditer(text):
+        if low in lemmas(w.group(), lang):
+            return w.start(), w.end()
+    return None

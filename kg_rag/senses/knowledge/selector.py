@@ -41,16 +41,18 @@ from collections import OrderedDict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import cast
+from typing import Literal, cast
 
 import numpy as np
 
 from kg_rag.annotate.candidates import lemma_readings
 from kg_rag.model import Agent, Candidate, Selection, SelectionRequest
 from kg_rag.pipeline.evidence_index import evidence_index
+from kg_rag.pipeline.kept_facts import kept_facts
 from kg_rag.senses.baselines import sense_order, unresolved
 from kg_rag.senses.knowledge import dictionary, discourse
 from kg_rag.senses.knowledge.config import KnowledgeSelectorConfig, Weights
+from kg_rag.senses.knowledge.contextual import ContextualSenses, english
 from kg_rag.senses.knowledge.frames import frame_fits
 from kg_rag.senses.knowledge.graph import KnowledgeBase, knowledge_base
 from kg_rag.senses.knowledge.orthography import case_mismatch
@@ -63,6 +65,7 @@ from kg_rag.senses.knowledge.prior import (
     sense_frequencies,
 )
 from kg_rag.store import Store
+from kg_rag.text import encoder
 from kg_rag.text.analyse import gloss_words as words
 from kg_rag.text.normalise import base_language, match_key
 
@@ -85,6 +88,7 @@ class Components:
     frames: list[float] | None = None    # English verbs: each sense's frame fit (0 … 1)
     pos_fit: list[float] | None = None   # mixed parts of speech: log P(candidate's POS | tokens)
     dictionary: bool = False             # sense-only readings (kg_rag.senses.knowledge.dictionary)
+    contextual: list[float] | None = None  # English: cos(mention's token vector, sense vector)
 
     @property
     def regime(self) -> str:
@@ -151,13 +155,26 @@ class KnowledgeSelector:
     version is :meth:`KnowledgeSelectorConfig.version`: a decision recorded with other constants
     or other code is never reused as if this selector had made it."""
 
-    def __init__(self, store: Store, config: KnowledgeSelectorConfig | None = None) -> None:
+    def __init__(self, store: Store, config: KnowledgeSelectorConfig | None = None,
+                 context_encoder: bool | None = None) -> None:
+        """``context_encoder``: use the contextual signal (:mod:`.contextual`) if the encoder is
+        installed (None: the ``context_encoder`` setting, KG_RAG_CONTEXT_ENCODER). Without it
+        the config drops the signal, and so has another version: decisions made with and
+        without it are never taken for one another."""
         self.store = store
-        self.config = config if config is not None else KnowledgeSelectorConfig()
+        cfg = config if config is not None else KnowledgeSelectorConfig()
+        if context_encoder is None:
+            from kg_rag.settings import settings
+
+            context_encoder = settings().context_encoder
+        if cfg.context_encoder and (not context_encoder or encoder.folder() is None):
+            cfg = cfg.without_context()
+        self.config = cfg
         self.agent = Agent(name="knowledge", version=self.config.version())
         self._kb: KnowledgeBase | None = None
         self._signatures: OrderedDict[str, dict[str, float]] = OrderedDict()
         self._elsewhere: OrderedDict[tuple[str, str, frozenset[str]], dict[str, int]] = OrderedDict()
+        self._ctx: ContextualSenses | Literal[False] | None = None
 
     @property
     def kb(self) -> KnowledgeBase:
@@ -248,8 +265,9 @@ class KnowledgeSelector:
         freq = sense_frequencies(kb, self.store, (
             c.sense_key for p in prepared if p is not None and not _foreign(p.request.mention.candidates)
             for c in p.request.mention.candidates if c.sense_key)) if cfg.counts else {}
+        ctx = self._contextual([p.request if p is not None else None for p in prepared], rich)
         out: list[Components | None] = []
-        for p in prepared:
+        for p, cos in zip(prepared, ctx, strict=True):
             if p is None:
                 out.append(None)
                 continue
@@ -274,8 +292,28 @@ class KnowledgeSelector:
                 lesk=self._lesk(kb, p),
                 case=case_mismatch(p.request.mention, p.request.context, cands), frames=next(fits),
                 pos_fit=pos_evidence(p.request, cfg.pos_cues),
-                has_seeds=bool(p.seeds)))
+                has_seeds=bool(p.seeds), contextual=cos))
         return out
+
+    def _contextual(self, requests: Sequence[SelectionRequest | None], rich: bool) -> list[list[float] | None]:
+        """The contextual signal (:mod:`.contextual`) of each request whose regime weighs it
+        (English candidates) in an English passage; None for the others."""
+        ctx = self._context_model()
+        live = [] if ctx is None else [
+            r for r in requests if r is not None and english(r.context_lang or r.mention.lang)
+            and self.config.weights_of(_regime(r.mention.candidates, rich)).context]
+        if ctx is None or not live:
+            return [None] * len(requests)
+        got = dict(zip(map(id, live), ctx.cosines(live), strict=True))
+        return [got.get(id(r)) if r is not None else None for r in requests]
+
+    def _context_model(self) -> ContextualSenses | None:
+        if not self.config.context_encoder:
+            return None
+        if self._ctx is None:
+            enc = encoder.load()
+            self._ctx = ContextualSenses(enc, kept_facts(self.store)) if enc is not None else False
+        return self._ctx or None
 
     def _kinds_elsewhere(self, req: SelectionRequest) -> dict[str, int]:
         """Parts of speech (:func:`dictionary.kind`) of the readings of the mention's written form
@@ -578,5 +616,7 @@ def combine(comp: Components, w: Weights, smoothing: float) -> np.ndarray:
         total += w.frames * np.asarray(comp.frames, dtype=np.float64)
     if w.pos and comp.pos_fit is not None:
         total += w.pos * np.asarray(comp.pos_fit, dtype=np.float64)
+    if w.context and comp.contextual is not None:
+        total += w.context * np.asarray(comp.contextual, dtype=np.float64)
     return total
 

@@ -28,6 +28,8 @@ def _perturbed(obj: Any) -> list[Any]:
             changed: list[Any] = _perturbed(value)
         elif value is None:
             changed = [3]
+        elif isinstance(value, str):
+            changed = [value + "-other"]
         else:
             changed = [value + 1]
         out += [dataclasses.replace(obj, **{f.name: c}) for c in changed]

