@@ -38,8 +38,8 @@ from kg_rag.annotate.candidates import (
     Reading,
     check_pos,
     indexed_readings,
+    kept_readings,
     lemma_readings,
-    readings_of,
     sort_key,
 )
 from kg_rag.annotate.lexicon import Lexicon
@@ -315,7 +315,7 @@ class LexiconAnnotator:
             if len(self._readings) >= _CACHE_LIMIT:
                 self._readings.clear()
             found = indexed_readings(self.store, missing, lang)
-            found.update(readings_of(self.store, [t for t in missing if t not in found], lang))
+            found.update(kept_readings(self.store, [t for t in missing if t not in found], lang))
             for t, rs in found.items():
                 self._readings[(lang, t)] = rs
         return {t: self._readings.get((lang, t), ()) for t in wanted}

@@ -9,7 +9,7 @@ One query per batch (``sparql/select-candidates.rq``, VALUES over the owner IRIs
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import astuple, dataclass
 
 from pyoxigraph import Literal, NamedNode
 
@@ -137,6 +137,28 @@ def readings_of(store: Store, targets: Sequence[str], lang: str) -> dict[str, tu
             t = row["target"].value
             out.setdefault(t, []).append(_reading(row, t))
     return {t: _dedupe(rs) for t, rs in out.items()}
+
+
+def kept_readings(store: Store, targets: Sequence[str], lang: str) -> dict[str, tuple[Reading, ...]]:
+    """:func:`readings_of`, through the store's kept facts (:mod:`kg_rag.pipeline.kept_facts`,
+    kind ``readings``): a thesaurus concept matched by its label is asked of the store once per
+    catalog version, not once per process (a new process met ~130 such queries of ~8 ms each on
+    the bench's 30 kB corpus). A store that keeps no facts is asked as before."""
+    from kg_rag.pipeline.kept_facts import kept_facts
+
+    kept = kept_facts(store) if targets else None
+    if kept is None:
+        return readings_of(store, targets, lang)
+    keys = {f"{lang}\x1f{t}": t for t in targets}
+    out = {keys[k]: tuple(Reading(*r) for r in rows)
+           for k, rows in kept.get_many("readings", list(keys)).items()}
+    rest = [t for t in targets if t not in out]
+    if rest:
+        found = readings_of(store, rest, lang)
+        kept.put_many("readings", {f"{lang}\x1f{t}": [list(astuple(r)) for r in rs]
+                                   for t, rs in found.items()})
+        out.update(found)
+    return out
 
 
 def indexed_readings(store: Store, keys: dict[str, str], lang: str) -> dict[str, tuple[Reading, ...]]:

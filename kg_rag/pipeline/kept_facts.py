@@ -11,7 +11,9 @@ by every new process:
 * ``neighbours`` — its thesaurus and wordnet neighbours (:func:`kg_rag.pipeline.retrieve.neighbours`);
 * ``vectors`` — an English sense's contextual vector (:mod:`kg_rag.senses.knowledge.contextual`;
   the key names the recipe, the sense and its lemma; the value is half-precision base64, or null),
-  a few milliseconds of the encoder each.
+  a few milliseconds of the encoder each;
+* ``readings`` — the candidate readings of an owner the lemma index does not hold (a thesaurus
+  concept matched by its label; :func:`kg_rag.annotate.candidates.kept_readings`), by language.
 
 The last two are a third of a new process's first questions at 10,000 documents (bench/ANALYSIS.md).
 Each fact is kept, once some process has asked for it, in one SQLite table of the cache folder
@@ -49,7 +51,7 @@ log = logging.getLogger(__name__)
 #: entry's written forms; 1 kept none for it)
 FORMAT = "facts-2"
 #: the kinds of fact kept
-Kind = Literal["origins", "labels", "neighbours", "vectors"]
+Kind = Literal["origins", "labels", "neighbours", "vectors", "readings"]
 _CREATE = ("CREATE TABLE IF NOT EXISTS facts "
            "(kind TEXT, iri TEXT, value TEXT, PRIMARY KEY (kind, iri)) WITHOUT ROWID")
 _MANY = "SELECT iri, value FROM facts WHERE kind = ? AND iri IN ({})"

@@ -219,3 +219,36 @@ def test_a_file_another_process_is_writing_is_skipped_this_time_only(tmp_path: P
     cache.put_many("labels", {"urn:kgr-test:b": [["b", "en", "pref"]]})
     assert set(cache.get_many("labels", ["urn:kgr-test:a", "urn:kgr-test:b", "urn:kgr-test:x"])) == {
         "urn:kgr-test:a", "urn:kgr-test:b", "urn:kgr-test:x"}
+
+
+def test_a_thesaurus_concepts_readings_are_kept_for_a_later_process(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A concept matched by its label (no dictionary entry, so not in the lemma index) is asked
+    of the store once per catalog version: a later process annotates from the kept readings."""
+    from kg_rag.annotate.candidates import kept_readings, readings_of
+
+    path, cache = tmp_path / "store", tmp_path / "cache"
+    _loaded(path, ["econ-a.ttl", "econ-b.ttl"])
+    owners = [A + "bank", B + "inflation", "urn:kgr-test:unknown"]
+    calls: list[str] = []
+    _asking(calls, monkeypatch)
+    with EmbeddedStore(path) as first_store:
+        Derived.of(first_store, cache_dir=cache)
+        first = kept_readings(first_store, owners, "en")
+        assert "select-candidates" in calls
+        assert first == readings_of(first_store, owners, "en")
+        with KnowledgeGraph(first_store) as kg:   # the annotator keeps what it asks
+            kg.annotate("the bank", lang="en", wsd="none", record_question=False)
+    del first_store, kg
+    _reopen()
+    assert first[A + "bank"] and set(first) == set(owners)
+    with EmbeddedStore(path) as later_store:      # as a new process
+        Derived.of(later_store, cache_dir=cache)
+        calls.clear()
+        assert kept_readings(later_store, owners, "en") == first
+        assert "select-candidates" not in calls
+        with KnowledgeGraph(later_store) as kg:   # the annotator reads them so too
+            [m] = [r.mention for r in kg.annotate("the bank", lang="en", wsd="none",
+                                                  record_question=False) if r.mention.text == "bank"]
+            assert {c.concept for c in m.candidates} >= {A + "bank"}
+        assert "select-candidates" not in calls
