@@ -31,7 +31,7 @@ class TokenEncoder:
         from tokenizers import Tokenizer
 
         raw = load_file(os.path.join(folder, "model.safetensors"))
-        self.w = {k.removeprefix("bert."): v.astype(np.float32) for k, v in raw.items()}
+        self.w = {k.removeprefix("bert."): v.astype(np.float32, copy=False) for k, v in raw.items()}
         self.layers = sum(1 for k in self.w if k.endswith("attention.self.query.weight"))
         self.dim = int(self.w["embeddings.word_embeddings.weight"].shape[1])
         self.heads = 12
