@@ -26,8 +26,10 @@ processes ask, and a process asks the store only for the IRIs no earlier process
 Only an embedded store on disk with vocabularies that are not small keeps one (another process
 may change a remote store; an in-memory store lives one process; a small one answers in
 milliseconds). The table is a cache: a failure to open or write it is a warning and the store is
-asked as before; a forked process (``index --workers``) reads it and does not write (its parent
-does, for what it asks itself). Values are JSON: lists come back as lists.
+asked as before; a forked process (``index --workers``) reads it and does not write: what it
+would keep waits (:meth:`KeptFacts.pending`) until its parent takes it with the worker's answer
+and keeps it (:mod:`kg_rag.pipeline.parallel`), so one writer keeps what every worker found.
+Values are JSON: lists come back as lists.
 """
 
 from __future__ import annotations
@@ -39,7 +41,7 @@ import sqlite3
 import threading
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 from kg_rag.derived import Derived, Slot
 from kg_rag.pipeline.evidence_index import is_small, rows_in
@@ -79,6 +81,7 @@ class KeptFacts:
         self._db: sqlite3.Connection | None = None
         self._broken = False         # the file cannot be opened or read: the store is asked
         self._read_only = False      # a write failed: this process keeps nothing more
+        self._pending: dict[str, dict[str, Any]] = {}   # a forked process's, for its parent
 
     def _conn(self) -> sqlite3.Connection | None:
         if self._broken:
@@ -128,9 +131,13 @@ class KeptFacts:
         return out
 
     def put_many(self, kind: Kind, found: Mapping[str, Any]) -> None:
-        """Keep ``found`` (not in a forked process; a file another process is writing: not this
-        time; a read-only file: nothing more)."""
-        if not found or os.getpid() != self._maker or self._read_only:
+        """Keep ``found`` (in a forked process: pending, for its parent; a file another process
+        is writing: not this time; a read-only file: nothing more)."""
+        if not found or self._read_only:
+            return
+        if os.getpid() != self._maker:
+            with self._lock:
+                self._pending.setdefault(kind, {}).update(found)
             return
         with self._lock:
             db = self._conn()
@@ -147,6 +154,18 @@ class KeptFacts:
                 # said once: nothing more is kept by this process
                 log.warning("could not keep vocabulary facts in %s (%s)", self.path, e)
                 self._read_only = True
+
+
+    def pending(self) -> dict[str, dict[str, Any]]:
+        """What this forked process found to keep since the last call (taken: emptied), by kind."""
+        with self._lock:
+            out, self._pending = self._pending, {}
+        return out
+
+    def keep_pending(self, pending: Mapping[str, Mapping[str, Any]]) -> None:
+        """Keep what a forked worker found (:meth:`pending`), here in its parent."""
+        for kind, found in pending.items():
+            self.put_many(cast(Kind, kind), found)
 
 
 KEPT_FACTS: Slot[KeptFacts | None] = Slot("kept-facts")

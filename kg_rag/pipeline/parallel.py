@@ -37,6 +37,7 @@ import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
+from typing import Any
 
 from kg_rag.annotate import Annotator
 from kg_rag.documents import SourceDocument
@@ -52,6 +53,7 @@ from kg_rag.pipeline.index import (
     document_sections,
     index_in_sections,
 )
+from kg_rag.pipeline.kept_facts import kept_facts
 from kg_rag.senses.base import SenseSelector
 from kg_rag.store import Change, EmbeddedStore, Store
 
@@ -71,15 +73,30 @@ Built = tuple[Change, Tally, set[str]]
 Sections = list[list[Passage]]
 
 
-def _build(doc: SourceDocument) -> Built | Sections:
+#: what a worker found to keep in the vocabulary facts, by kind (:meth:`KeptFacts.pending`)
+Pending = dict[str, dict[str, Any]]
+
+
+def _build(doc: SourceDocument) -> tuple[Built | Sections, Pending]:
     """In a worker: the document's change, its figures and its passages' context hashes; for a
     long document its sections, which the parent indexes (without detecting their languages
-    again)."""
+    again). With it, the vocabulary facts the worker found, for the parent to keep."""
     assert _STATE is not None
     sections = document_sections(doc)
-    if len(sections) > 1:
-        return sections
-    return build_document(_STATE[0], doc, _STATE[1], _STATE[2], sections[0])
+    out: Built | Sections = sections if len(sections) > 1 else build_document(
+        _STATE[0], doc, _STATE[1], _STATE[2], sections[0])
+    kept = kept_facts(_STATE[0])
+    return out, kept.pending() if kept is not None else {}
+
+
+def _answers(store: Store, docs: Iterable[SourceDocument],
+             results: Iterable[tuple[Built | Sections, Pending]]) -> Iterator[tuple[SourceDocument, Built | Sections]]:
+    """Each document with its worker's answer; what the worker found to keep is kept here."""
+    kept = kept_facts(store)
+    for doc, (built, pending) in zip(docs, results, strict=True):
+        if kept is not None and pending:
+            kept.keep_pending(pending)
+        yield doc, built
 
 
 def _read_snapshot(path: str) -> None:
@@ -111,6 +128,7 @@ def index_parallel(store: Store, docs: Sequence[SourceDocument], annotator: Anno
     t0 = time.perf_counter()
     check_documents(docs)
     warm(annotator, selector)
+    kept_facts(store)   # made here, before the fork: the workers' copies hand what they find back
     tally = Tally()
     writer = Writer(store, progress)
     folder = _snapshot(store)
@@ -159,7 +177,7 @@ def _streamed(store: Store, annotator: Annotator, selector: SenseSelector | None
         with ProcessPoolExecutor(min(workers, len(docs)), mp_context=multiprocessing.get_context("fork"),
                                  initializer=_read_snapshot, initargs=(str(snapshot),)) as pool:
             try:
-                yield from zip(docs, pool.map(_build, docs, chunksize=4), strict=True)
+                yield from _answers(store, docs, pool.map(_build, docs, chunksize=4))
             except BaseException:   # a failed document: the rest is not decided for nothing
                 pool.shutdown(wait=True, cancel_futures=True)
                 raise
@@ -178,7 +196,7 @@ def _generation(store: Store, annotator: Annotator, selector: SenseSelector | No
             built = list(pool.map(_build, gen, chunksize=max(1, len(gen) // (4 * workers))))
     finally:
         _STATE = None
-    yield from zip(gen, built, strict=True)
+    yield from _answers(store, gen, built)
 
 
 def _write(answers: Iterable[tuple[SourceDocument, Built | Sections]], store: Store,

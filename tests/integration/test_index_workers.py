@@ -126,3 +126,32 @@ def test_the_cli_indexes_a_folder_with_workers(tmp_path: Path) -> None:
     bad = subprocess.run(run + ["index", str(DEMO / "documents"), "--workers", "0"],
                          capture_output=True, text=True)
     assert bad.returncode != 0 and "workers must be 1 or more" in bad.stderr
+
+
+def test_what_the_workers_find_to_keep_is_kept_by_the_parent(tmp_path: Path,
+                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    """The vocabulary facts a worker asks the store for (origins, labels, readings, sense
+    vectors) are handed back with its answer and kept by the parent: a later run starts from
+    them, as after a serial run (a forked copy of the table never writes itself)."""
+    from kg_rag.derived import Derived
+    from kg_rag.pipeline import evidence_index
+    from kg_rag.pipeline.kept_facts import KeptFacts, kept_facts
+
+    monkeypatch.setattr(evidence_index, "SMALL_KEYS", 0)   # the demo is small: keep its facts
+    kg = _kg(tmp_path / "store")
+    Derived.of(kg.store, cache_dir=tmp_path / "cache")
+    handed: list[tuple[str, str]] = []
+    keep = KeptFacts.keep_pending
+
+    def spy(self: KeptFacts, pending: dict[str, dict[str, object]]) -> None:
+        handed.extend((kind, key) for kind, found in pending.items() for key in found)
+        keep(self, pending)
+
+    monkeypatch.setattr(KeptFacts, "keep_pending", spy)
+    kg.index_documents(_docs()[:12], workers=2)
+    assert {kind for kind, _ in handed} >= {"origins"}, handed
+    kept = kept_facts(kg.store)
+    assert kept is not None
+    for kind, key in handed:   # every fact a worker handed back is in the table
+        assert key in kept.get_many(kind, [key])  # type: ignore[arg-type]
+    kg.close()

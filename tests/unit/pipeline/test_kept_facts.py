@@ -1,7 +1,7 @@
 """Vocabulary facts kept between processes (kg_rag.pipeline.kept_facts) — candidate origins,
 concept labels and neighbours: a later process gets what an earlier one asked the store, without
 asking it again, and the same answers as a store that keeps none; a load starts another table; a
-small store keeps none; a forked process does not write; a cache that cannot be written is a
+small store keeps none; a forked process does not write (its parent keeps what it found); a cache that cannot be written is a
 warning, never an error."""
 
 from __future__ import annotations
@@ -156,6 +156,13 @@ def test_a_forked_copy_reads_but_does_not_write(tmp_path: Path) -> None:
     cache._maker = -1          # as in a process forked from the one that made it
     cache.put_many("origins", {"urn:kgr-test:b": ("urn:kgr-test:g", "urn:kgr-test:s")})
     assert cache.get_many("origins", ["urn:kgr-test:a", "urn:kgr-test:b"]) == {"urn:kgr-test:a": ["urn:kgr-test:g", None]}
+    # what it would have kept waits for its parent, taken once
+    pending = cache.pending()
+    assert pending == {"origins": {"urn:kgr-test:b": ("urn:kgr-test:g", "urn:kgr-test:s")}}
+    assert cache.pending() == {}
+    parent = KeptFacts(tmp_path / "o.sqlite")
+    parent.keep_pending(pending)
+    assert parent.get_many("origins", ["urn:kgr-test:b"]) == {"urn:kgr-test:b": ["urn:kgr-test:g", "urn:kgr-test:s"]}
 
 
 def test_a_cache_that_cannot_be_written_is_a_warning(tmp_path: Path,
