@@ -241,6 +241,7 @@ class KnowledgeSelector:
             scores=tuple((c.id, round(float(p[i]), 6)) for i, c in enumerate(cands)),
             chosen=cands[best], confidence=conf, agent=self.agent,
             reason=("prior+ppr+lesk" if comp.has_seeds and w.ppr else "prior+lesk")
+            + ("+context" if w.context and comp.contextual is not None else "")
             + ("" if comp.has_seeds else " (no context concepts)"))
 
     def components(self, requests: Sequence[SelectionRequest]) -> list[Components | None]:

@@ -53,6 +53,8 @@ def test_the_context_picks_the_river_bank_where_the_prior_says_money(store: Embe
     assert plain.chosen is not None and plain.chosen.concept == ILI + "i1"   # the first sense
     [ctx] = KnowledgeSelector(store, context_encoder=True).select([req])
     assert ctx.chosen is not None and ctx.chosen.concept == ILI + "i2"
+    assert ctx.reason == "prior+lesk+context (no context concepts)"   # what the decision used
+    assert plain.reason == "prior+lesk (no context concepts)"
     money = _request(store, "She paid the cheque into her account at the bank on Monday.", "bank",
                      bank_candidates())
     [m] = KnowledgeSelector(store, context_encoder=True).select([money])
