@@ -19,7 +19,7 @@ def make_selector(mode: WsdMode, store: Store, config: Settings) -> SenseSelecto
     if mode == WsdMode.KNOWLEDGE:
         from kg_rag.senses.knowledge.selector import KnowledgeSelector
 
-        return KnowledgeSelector(store)
+        return KnowledgeSelector(store, context_encoder=config.context_encoder)
     if mode == WsdMode.FIRST_SENSE:
         from kg_rag.senses.baselines import FirstSenseSelector
 
@@ -37,12 +37,12 @@ def make_selector(mode: WsdMode, store: Store, config: Settings) -> SenseSelecto
         from kg_rag.senses.knowledge.selector import KnowledgeSelector
         from kg_rag.senses.llm.selector import LLMSenseSelector
 
-        return FallbackSelector(LLMSenseSelector.from_settings(config), KnowledgeSelector(store))
+        return FallbackSelector(LLMSenseSelector.from_settings(config), KnowledgeSelector(store, context_encoder=config.context_encoder))
     if mode == WsdMode.KNOWLEDGE_LLM:
         from kg_rag.senses.knowledge.selector import KnowledgeSelector
         from kg_rag.senses.llm.selector import LLMSenseSelector
         from kg_rag.senses.selective import SelectiveSelector
 
-        return SelectiveSelector(KnowledgeSelector(store), LLMSenseSelector.from_settings(config),
+        return SelectiveSelector(KnowledgeSelector(store, context_encoder=config.context_encoder), LLMSenseSelector.from_settings(config),
                                  config.llm_threshold)
     raise TypeError(f"make_selector wants a WsdMode, not {mode!r} (parse text with WsdMode.parse)")

@@ -13,9 +13,11 @@ from kg_rag.derived import Derived
 from kg_rag.model import Candidate, Mention, SelectionRequest
 from kg_rag.pipeline.evidence import fetch_evidence
 from kg_rag.pipeline.kept_facts import KeptFacts
+from kg_rag.senses.factory import make_selector
 from kg_rag.senses.knowledge.contextual import ContextualSenses
 from kg_rag.senses.knowledge.selector import KnowledgeSelector
-from kg_rag.settings import settings
+from kg_rag.senses.mode import WsdMode
+from kg_rag.settings import Settings, settings
 from kg_rag.store import EmbeddedStore
 from kg_rag.text import encoder
 from tests.support.senses_fixture import (
@@ -75,6 +77,12 @@ def test_the_signal_has_its_own_version_and_a_setting(store: EmbeddedStore,
         monkeypatch.delenv("KG_RAG_CONTEXT_ENCODER")
         settings.cache_clear()
     assert KnowledgeSelector(store).agent.version == on.agent.version
+    # a knowledge graph's own settings choose for the selectors it makes
+    for mode in (WsdMode.KNOWLEDGE, WsdMode.KNOWLEDGE_LLM):
+        made = make_selector(mode, store, Settings(context_encoder=False, llm_base_url="http://127.0.0.1:9/v1",
+                                                       llm_api_key="local"))
+        inner = getattr(made, "knowledge", made)
+        assert isinstance(inner, KnowledgeSelector) and inner.agent.version == off.agent.version
 
 
 def test_no_signal_outside_english_or_with_one_defined_candidate(store: EmbeddedStore) -> None:
