@@ -21,9 +21,13 @@ For each ambiguous mention:
 * **Lesk** — IDF-weighted overlap of the context's content-word lemmas (plus, cross-lingually,
   the English lemmas of the context words' concepts) with each candidate's definitions, examples,
   lemmas in all languages, translations and its graph neighbours' glosses.
+* **context** — English mentions among English candidates: the cosine of the mention's token
+  vector in its passage and each sense's vector in its own definition and examples, from a small
+  English encoder (:mod:`~kg_rag.senses.knowledge.contextual`; absent when it is not installed or
+  switched off, which gives another agent version).
 
 ``score = alpha * log prior + w_ppr * log p_ppr + w_lesk * lesk - w_case * mismatch
-+ w_frames * fit + w_pos * log p_pos``; the scores returned are the softmax of that times the
++ w_frames * fit + w_pos * log p_pos + w_context * cos``; the scores returned are the softmax of that times the
 ``sharpness`` of the regime (an inverse temperature fitted for calibration; it never changes the
 choice), the confidence is the margin between the two best — calibrated to the dictionary (among WordNet
 candidates of a WordNet-scale store, the squared margin). The weights are per regime (English;
