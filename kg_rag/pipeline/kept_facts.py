@@ -9,9 +9,10 @@ by every new process:
   ~20 % of ``kg-rag index`` on the bench's OEWN + OMW store (bench/ANALYSIS.md);
 * ``labels`` — a concept's display labels (:func:`kg_rag.pipeline.retrieve.concept_labels`);
 * ``neighbours`` — its thesaurus and wordnet neighbours (:func:`kg_rag.pipeline.retrieve.neighbours`);
-* ``vectors`` — an English sense's contextual vector (:mod:`kg_rag.senses.knowledge.contextual`;
-  the key names the recipe, the sense and its lemma; the value is half-precision base64, or null),
-  a few milliseconds of the encoder each;
+* ``vectors`` (in the shared table, :func:`shared_facts`) — an English sense's contextual vector
+  (:mod:`kg_rag.senses.knowledge.contextual`; the key hashes the recipe and the texts it is made
+  of, so it outlives a load; the value is half-precision base64, or null), a few milliseconds of
+  the encoder each;
 * ``readings`` — the candidate readings of an owner the lemma index does not hold (a thesaurus
   concept matched by its label; :func:`kg_rag.annotate.candidates.kept_readings`), by language.
 
@@ -169,6 +170,9 @@ class KeptFacts:
 
 
 KEPT_FACTS: Slot[KeptFacts | None] = Slot("kept-facts")
+SHARED_FACTS: Slot[KeptFacts | None] = Slot("shared-facts")
+#: the shared table's file (bumped when what a kind holds changes)
+SHARED_FORMAT = "shared-facts-1"
 
 
 def kept_facts(store: Store) -> KeptFacts | None:
@@ -184,4 +188,24 @@ def kept_facts(store: Store) -> KeptFacts | None:
         derived.cache_dir / f"{FORMAT}-{derived.version()}.sqlite"))
 
 
-__all__ = ["FORMAT", "KEPT_FACTS", "Kind", "KeptFacts", "kept_facts"]
+def shared_facts(store: Store) -> KeptFacts | None:
+    """The table of facts that are a function of their key alone — the key hashes everything
+    the value depends on (a sense vector: its recipe, lemma, definitions and examples) — kept
+    across catalog versions and stores in one file of the cache folder, so a load (a new catalog
+    version) or another store with the same dictionary does not make them again. Kept for the
+    stores that keep facts at all (:func:`kept_facts`); None for the others."""
+    if kept_facts(store) is None:
+        return None
+    derived = Derived.of(store)
+    return derived.value(SHARED_FACTS, lambda: KeptFacts(derived.cache_dir / f"{SHARED_FORMAT}.sqlite"))
+
+
+def kept_tables(store: Store) -> dict[str, KeptFacts]:
+    """Every table ``store`` keeps facts in, by name (a forked worker hands back each one's
+    :meth:`KeptFacts.pending`)."""
+    tables = {"facts": kept_facts(store), "shared": shared_facts(store)}
+    return {name: t for name, t in tables.items() if t is not None}
+
+
+__all__ = ["FORMAT", "KEPT_FACTS", "SHARED_FACTS", "SHARED_FORMAT", "Kind", "KeptFacts", "kept_facts",
+           "kept_tables", "shared_facts"]

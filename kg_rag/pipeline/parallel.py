@@ -53,7 +53,7 @@ from kg_rag.pipeline.index import (
     document_sections,
     index_in_sections,
 )
-from kg_rag.pipeline.kept_facts import kept_facts
+from kg_rag.pipeline.kept_facts import kept_tables
 from kg_rag.senses.base import SenseSelector
 from kg_rag.store import Change, EmbeddedStore, Store
 
@@ -73,8 +73,8 @@ Built = tuple[Change, Tally, set[str]]
 Sections = list[list[Passage]]
 
 
-#: what a worker found to keep in the vocabulary facts, by kind (:meth:`KeptFacts.pending`)
-Pending = dict[str, dict[str, Any]]
+#: what a worker found to keep, by table and kind (:meth:`KeptFacts.pending`)
+Pending = dict[str, dict[str, dict[str, Any]]]
 
 
 def _build(doc: SourceDocument) -> tuple[Built | Sections, Pending]:
@@ -85,17 +85,17 @@ def _build(doc: SourceDocument) -> tuple[Built | Sections, Pending]:
     sections = document_sections(doc)
     out: Built | Sections = sections if len(sections) > 1 else build_document(
         _STATE[0], doc, _STATE[1], _STATE[2], sections[0])
-    kept = kept_facts(_STATE[0])
-    return out, kept.pending() if kept is not None else {}
+    return out, {name: t.pending() for name, t in kept_tables(_STATE[0]).items()}
 
 
 def _answers(store: Store, docs: Iterable[SourceDocument],
              results: Iterable[tuple[Built | Sections, Pending]]) -> Iterator[tuple[SourceDocument, Built | Sections]]:
     """Each document with its worker's answer; what the worker found to keep is kept here."""
-    kept = kept_facts(store)
+    tables = kept_tables(store)
     for doc, (built, pending) in zip(docs, results, strict=True):
-        if kept is not None and pending:
-            kept.keep_pending(pending)
+        for name, found in pending.items():
+            if found and name in tables:
+                tables[name].keep_pending(found)
         yield doc, built
 
 
@@ -128,7 +128,7 @@ def index_parallel(store: Store, docs: Sequence[SourceDocument], annotator: Anno
     t0 = time.perf_counter()
     check_documents(docs)
     warm(annotator, selector)
-    kept_facts(store)   # made here, before the fork: the workers' copies hand what they find back
+    kept_tables(store)   # made here, before the fork: the workers' copies hand what they find back
     tally = Tally()
     writer = Writer(store, progress)
     folder = _snapshot(store)

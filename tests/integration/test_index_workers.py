@@ -135,23 +135,22 @@ def test_what_the_workers_find_to_keep_is_kept_by_the_parent(tmp_path: Path,
     them, as after a serial run (a forked copy of the table never writes itself)."""
     from kg_rag.derived import Derived
     from kg_rag.pipeline import evidence_index
-    from kg_rag.pipeline.kept_facts import KeptFacts, kept_facts
+    from kg_rag.pipeline.kept_facts import KeptFacts, kept_tables
 
     monkeypatch.setattr(evidence_index, "SMALL_KEYS", 0)   # the demo is small: keep its facts
     kg = _kg(tmp_path / "store")
     Derived.of(kg.store, cache_dir=tmp_path / "cache")
-    handed: list[tuple[str, str]] = []
+    handed: list[tuple[KeptFacts, str, str]] = []
     keep = KeptFacts.keep_pending
 
     def spy(self: KeptFacts, pending: dict[str, dict[str, object]]) -> None:
-        handed.extend((kind, key) for kind, found in pending.items() for key in found)
+        handed.extend((self, kind, key) for kind, found in pending.items() for key in found)
         keep(self, pending)
 
     monkeypatch.setattr(KeptFacts, "keep_pending", spy)
     kg.index_documents(_docs()[:12], workers=2)
-    assert {kind for kind, _ in handed} >= {"origins"}, handed
-    kept = kept_facts(kg.store)
-    assert kept is not None
-    for kind, key in handed:   # every fact a worker handed back is in the table
-        assert key in kept.get_many(kind, [key])  # type: ignore[arg-type]
+    assert {kind for _, kind, _ in handed} >= {"origins"}, handed
+    assert {t.path for t, _, _ in handed} <= {t.path for t in kept_tables(kg.store).values()}
+    for table, kind, key in handed:   # every fact a worker handed back is in its table
+        assert key in table.get_many(kind, [key])  # type: ignore[arg-type]
     kg.close()

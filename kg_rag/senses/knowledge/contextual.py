@@ -12,12 +12,15 @@ than two vectors among the candidates the signal is absent.
 
 English only: the encoder (:mod:`kg_rag.text.encoder`) was trained on English text. Sense
 vectors cost a few milliseconds each, so they are kept: in the process, and between processes
-in the store's kept facts (:mod:`kg_rag.pipeline.kept_facts`, under the catalog version).
+in the shared facts table (:func:`kg_rag.pipeline.kept_facts.shared_facts`), keyed by a hash of
+what they are made of — a load of another vocabulary, or another store with the same
+dictionary, does not make them again.
 """
 
 from __future__ import annotations
 
 import base64
+import hashlib
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
@@ -33,7 +36,7 @@ if TYPE_CHECKING:
     from kg_rag.pipeline.kept_facts import KeptFacts
 
 #: how a sense vector is made: part of its kept key, so a new recipe never reads an old vector
-RECIPE = "minilm-l6/last4/gloss+examples/1"
+RECIPE = "all-MiniLM-L6-v2/last4/lemma - definition + examples/2"
 _NONE = np.zeros(0, dtype=np.float32)   # kept for a sense with no vector
 
 
@@ -41,9 +44,21 @@ def english(lang: str | None) -> bool:
     return base_language(lang or "") in ("en", "")
 
 
-def _key(cand: Candidate) -> str:
-    # a concept reached by a label has no sense: the label it matched is part of what is encoded
-    return f"{RECIPE}\x1f{cand.id}\x1f{cand.lemma}"
+def _texts(cand: Candidate, ev: SenseEvidence) -> tuple[str, tuple[str, ...], tuple[str, ...]]:
+    """What a sense vector is made of: the lemma, the English definitions and examples."""
+    return (cand.lemma.replace("_", " ").strip(),
+            tuple(d.text.strip() for d in ev.definitions if english(d.lang) and d.text.strip()),
+            tuple(x.text for x in ev.examples if english(x.lang)))
+
+
+def _key(cand: Candidate, ev: SenseEvidence) -> str:
+    """The vector's key: a hash of the recipe and of everything it is made of (not of the
+    sense's IRI), so a vector outlives a load and serves every store with the same dictionary."""
+    lemma, defs, examples = _texts(cand, ev) if english(cand.lang) else ("", (), ())
+    h = hashlib.sha256(RECIPE.encode())
+    for part in (lemma, *defs, "\x1e", *examples):
+        h.update(b"\x1f" + part.encode())
+    return h.hexdigest()[:32]
 
 
 def _pack(v: np.ndarray) -> str | None:
@@ -66,22 +81,21 @@ class ContextualSenses:
         self._senses: LRU[str, np.ndarray] = LRU(keep)
 
     def _build(self, cand: Candidate, ev: SenseEvidence) -> np.ndarray:
-        lemma = cand.lemma.replace("_", " ").strip()
+        lemma, defs, examples = _texts(cand, ev)
         if not lemma or not english(cand.lang):
             return _NONE
         vecs: list[np.ndarray] = []
-        for d in ev.definitions:
-            if english(d.lang) and d.text.strip():
-                pieces, offsets = self.encoder.encode(f"{lemma} - {d.text.strip()}")
-                v = span_vector(pieces, offsets, 0, len(lemma))
-                if v is not None:
-                    vecs.append(v)
+        for d in defs:
+            pieces, offsets = self.encoder.encode(f"{lemma} - {d}")
+            v = span_vector(pieces, offsets, 0, len(lemma))
+            if v is not None:
+                vecs.append(v)
         if not vecs:   # no English definition: the examples alone are too few to speak for it
             return _NONE
-        for x in ev.examples:
-            at = lemma_at(x.text, lemma, "en") if english(x.lang) else None
+        for x in examples:
+            at = lemma_at(x, lemma, "en")
             if at is not None:
-                pieces, offsets = self.encoder.encode(x.text)
+                pieces, offsets = self.encoder.encode(x)
                 v = span_vector(pieces, offsets, *at)
                 if v is not None:
                     vecs.append(v)
@@ -91,7 +105,7 @@ class ContextualSenses:
     def vectors(self, pairs: Sequence[tuple[Candidate, SenseEvidence]]) -> dict[str, np.ndarray]:
         """The vector of each candidate (by :func:`_key`; an empty array: none), from this
         process, the kept facts, or made now and kept."""
-        wanted = {_key(c): (c, ev) for c, ev in pairs}
+        wanted = {_key(c, ev): (c, ev) for c, ev in pairs}
         found, missing = self._senses.split(wanted)
         if missing and self.kept is not None:
             for k, text in self.kept.get_many("vectors", missing).items():
@@ -112,12 +126,12 @@ class ContextualSenses:
         """Per request, each candidate's cosine, or None (fewer than two candidates with a
         vector, or the mention's pieces not found)."""
         live = [r for r in requests if len(r.mention.candidates) > 1]
-        vecs = self.vectors([(c, ev) for r in live
-                             for c, ev in zip(r.mention.candidates, r.evidence, strict=True)])
+        pairs = {id(r): list(zip(r.mention.candidates, r.evidence, strict=True)) for r in live}
+        vecs = self.vectors([pair for ps in pairs.values() for pair in ps])
         passages: dict[str, tuple[np.ndarray, list[tuple[int, int]]]] = {}
         out: list[list[float] | None] = []
         for req in requests:
-            svecs = [vecs.get(_key(c), _NONE) for c in req.mention.candidates]
+            svecs = [vecs.get(_key(c, ev), _NONE) for c, ev in pairs.get(id(req), ())]
             if sum(v.size > 0 for v in svecs) < 2:
                 out.append(None)
                 continue

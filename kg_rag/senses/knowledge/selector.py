@@ -52,7 +52,7 @@ import numpy as np
 from kg_rag.annotate.candidates import lemma_readings
 from kg_rag.model import Agent, Candidate, Selection, SelectionRequest
 from kg_rag.pipeline.evidence_index import evidence_index
-from kg_rag.pipeline.kept_facts import kept_facts
+from kg_rag.pipeline.kept_facts import shared_facts
 from kg_rag.senses.baselines import sense_order, unresolved
 from kg_rag.senses.knowledge import dictionary, discourse
 from kg_rag.senses.knowledge.config import KnowledgeSelectorConfig, Weights
@@ -317,7 +317,7 @@ class KnowledgeSelector:
             return None
         if self._ctx is None:
             enc = encoder.load()
-            self._ctx = ContextualSenses(enc, kept_facts(self.store)) if enc is not None else False
+            self._ctx = ContextualSenses(enc, shared_facts(self.store)) if enc is not None else False
         return self._ctx or None
 
     def _kinds_elsewhere(self, req: SelectionRequest) -> dict[str, int]:

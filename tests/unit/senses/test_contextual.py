@@ -137,3 +137,38 @@ def test_without_the_encoder_installed_the_selector_runs_without_the_signal(
     assert not sel.config.context_encoder
     [d] = sel.select([_request(store, PICNIC, "bank", bank_candidates())])
     assert d.chosen is not None and d.chosen.concept == ILI + "i1"
+
+
+def test_a_vector_is_keyed_by_what_it_is_made_of_and_outlives_a_load(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The key hashes the recipe, lemma, definitions and examples — not the sense's IRI — and the
+    table is not the catalog version's: a load of another vocabulary keeps every vector."""
+    from dataclasses import replace
+
+    from kg_rag.api import KnowledgeGraph
+    from kg_rag.pipeline import evidence_index
+    from kg_rag.pipeline.kept_facts import kept_facts, shared_facts
+    from kg_rag.senses.knowledge.contextual import _key
+    from tests.support.paths import DATA
+
+    monkeypatch.setattr(evidence_index, "SMALL_KEYS", 0)
+    monkeypatch.setenv("KG_RAG_CACHE_DIR", str(tmp_path / "cache"))
+    settings.cache_clear()
+    with EmbeddedStore(tmp_path / "store") as store:
+        load_fixture(store)
+        cands = bank_candidates()
+        [ev0, ev1] = fetch_evidence(store, cands)
+        twin = replace(cands[0], sense="urn:kgr-test:another-sense", concept="urn:kgr-test:c")
+        assert _key(twin, ev0) == _key(cands[0], ev0) != _key(cands[1], ev1)
+        shared, facts = shared_facts(store), kept_facts(store)
+        assert shared is not None and facts is not None
+        ContextualSenses(encoder.load(), shared).cosines(  # type: ignore[arg-type]
+            [_request(store, PICNIC, "bank", cands)])
+        assert shared.get_many("vectors", [_key(cands[0], ev0)])
+        KnowledgeGraph(store).load([DATA / "schemes" / "econ-a.ttl"])   # a new catalog version
+        assert kept_facts(store) is not None and kept_facts(store).path != facts.path  # type: ignore[union-attr]
+        again = shared_facts(store)
+        assert again is not None and again.path == shared.path
+        assert again.get_many("vectors", [_key(cands[0], ev0)])
+        assert again.path.parent == tmp_path / "cache"
+    settings.cache_clear()
