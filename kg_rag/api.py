@@ -414,6 +414,14 @@ class KnowledgeGraph:
         DEFAULT.with_expansion(weights)
 
     @staticmethod
+    def check_executor(executor: str) -> None:
+        """InputError unless ``executor`` names a Dask scheduler as :meth:`index` takes it
+        (``dask://HOST:PORT``; the CLI checks its option with it before opening a store)."""
+        from kg_rag.cluster import scheduler_address
+
+        scheduler_address(executor)
+
+    @staticmethod
     def question_text(question: str) -> str:
         """The question as it is annotated (NFC, no bidi controls, trimmed): the text the offsets
         of :meth:`annotate`'s and :meth:`ask`'s mentions point into."""

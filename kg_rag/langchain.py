@@ -110,11 +110,13 @@ class KgRagRetriever(BaseRetriever):
 
     A question with no known concept gives no documents (``[]``; :meth:`ask` returns the
     :class:`~kg_rag.model.Answer` whose ``reason`` says why), so a chain goes on without context.
-    Bad input (an empty question, a bad option, here or in ``invoke``) raises
+    Bad input (an empty question, a bad or unknown option, here or in ``invoke``) raises
     :class:`kg_rag.errors.InputError` in one line, not pydantic's ``ValidationError``.
     """
 
-    model_config = ConfigDict(arbitrary_types_allowed=True)
+    # an unknown keyword is an error, as in invoke (BaseRetriever's config ignores it); LangChain
+    # passes only model fields (name, tags, metadata, the retriever's own) to a constructor
+    model_config = ConfigDict(arbitrary_types_allowed=True, extra="forbid")
 
     path: str | None = None
     """Folder of an embedded (Oxigraph) store."""
@@ -149,7 +151,12 @@ class KgRagRetriever(BaseRetriever):
     ) -> KgRagRetriever:
         try:
             return handler(data)
-        except ValidationError as e:   # a wrong type: the first error, in one line
+        except ValidationError as e:   # an unknown option, else a wrong type: the first, in one line
+            unknown = sorted(str(x["loc"][0]) for x in e.errors() if x["type"] == "extra_forbidden")
+            if unknown:
+                raise InputError(f"unknown retriever option{'s' if len(unknown) > 1 else ''} "
+                                 f"{', '.join(map(repr, unknown))}; use "
+                                 f"{', '.join(cls.model_fields)}") from None
             first = e.errors()[0]
             name = ".".join(str(part) for part in first["loc"])
             msg = first["msg"][:1].lower() + first["msg"][1:]

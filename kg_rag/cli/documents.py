@@ -25,6 +25,7 @@ from kg_rag.documents import SourceDocument, read_documents
 from kg_rag.documents.readers import read_path
 from kg_rag.errors import InputError
 from kg_rag.settings import settings
+from kg_rag.text.langid import check_language
 from kg_rag.text.normalise import for_terminal
 
 #: a document of more characters gets a progress bar of its own while it is indexed
@@ -115,6 +116,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 
 
 def cmd_index(args: argparse.Namespace) -> int:
+    _check_options(args)
     if "-" in args.paths and args.prune:
         raise InputError("--prune is for folders and files (standard input has no earlier "
                          "documents to compare with)")
@@ -168,6 +170,26 @@ def cmd_index(args: argparse.Namespace) -> int:
             for reason in rep.skipped:
                 print(f"  {for_terminal(reason)}", file=sys.stderr)
     return 0
+
+
+def _check_options(args: argparse.Namespace) -> None:
+    """``--workers``, ``--executor`` and ``--lang`` checked before the store is opened: an option
+    refused makes no new store folder."""
+    if args.workers < 1:
+        raise InputError(f"--workers must be 1 or more, not {args.workers}")
+    if args.executor is not None:
+        KnowledgeGraph.check_executor(args.executor)
+        if args.workers > 1:
+            raise InputError("--workers and --executor exclude each other: the cluster's workers "
+                             "index there")
+        if "-" in args.paths:
+            raise InputError("--executor is for folders and files (standard input is indexed "
+                             "by this process)")
+        if makes_store(args):
+            raise InputError("indexing on a cluster needs a remote store (--endpoint) that every "
+                             "worker writes into; an embedded store takes one process")
+    if args.lang:
+        check_language(args.lang)
 
 
 def _documents(args: argparse.Namespace, limit: int,

@@ -21,6 +21,7 @@ pytest.importorskip("langchain_core", reason="needs the langchain extra (langcha
 from langchain_core.documents import Document  # noqa: E402
 from langchain_core.language_models.fake_chat_models import FakeListChatModel  # noqa: E402
 from langchain_core.retrievers import BaseRetriever  # noqa: E402
+from langchain_core.runnables import ConfigurableField  # noqa: E402
 from langchain_tests.integration_tests import RetrieversIntegrationTests  # noqa: E402
 
 from kg_rag import WsdMode  # noqa: E402
@@ -225,6 +226,32 @@ def test_bad_options_are_one_line_input_errors_naming_the_option(
         KgRagRetriever(path=demo_store, **options)
     text = str(caught.value)
     assert text.startswith(message) and "\n" not in text and "pydantic" not in text, text
+
+
+@pytest.mark.parametrize("options,message", [
+    ({"top_k": 3}, "unknown retriever option 'top_k'"),
+    ({"kk": 3, "colour": "red"}, "unknown retriever options 'colour', 'kk'"),
+])
+def test_an_unknown_option_is_a_one_line_input_error_naming_it(
+        demo_store: str, options: dict[str, Any], message: str) -> None:
+    # as invoke(top_k=3) is: BaseRetriever's config ignores extra keywords
+    for make in (lambda: KgRagRetriever(path=demo_store, **options),
+                 lambda: KgRagRetriever.model_validate({"path": demo_store, **options})):
+        with pytest.raises(InputError) as caught:
+            make()
+        text = str(caught.value)
+        assert text.startswith(message + "; use ") and "\n" not in text, text
+        assert "path" in text and "k," in text and "pydantic" not in text, text
+
+
+def test_langchains_own_constructor_options_are_kept(demo_store: str) -> None:
+    r = KgRagRetriever(path=demo_store, k=2, name="kg", tags=["t"], metadata={"m": 1})
+    assert (r.name, r.tags, r.metadata) == ("kg", ["t"], {"m": 1})
+    # with_config and configurable fields (which build a new retriever from the model's fields)
+    configurable = r.with_config(tags=["u"]).bound.configurable_fields(
+        k=ConfigurableField(id="k"))
+    docs = configurable.invoke(BAD, config={"configurable": {"k": 1}})
+    assert len(docs) == 1
 
 
 def test_the_store_options_and_model_validate_raise_input_errors_too(demo_store: str) -> None:
