@@ -192,9 +192,10 @@ def shared_facts(store: Store) -> KeptFacts | None:
     """The table of facts that are a function of their key alone — the key hashes everything
     the value depends on (a sense vector: its recipe, lemma, definitions and examples) — kept
     across catalog versions and stores in one file of the cache folder, so a load (a new catalog
-    version) or another store with the same dictionary does not make them again. Kept for the
-    stores that keep facts at all (:func:`kept_facts`); None for the others."""
-    if kept_facts(store) is None:
+    version) or another store with the same dictionary does not make them again. A remote store
+    has one too (what another process writes there cannot make such a fact stale); an in-memory
+    or small store has none (a test or a demo would leave a file behind for nothing)."""
+    if (store.kind == "embedded" and store.location == ":memory:") or is_small(store):
         return None
     derived = Derived.of(store)
     return derived.value(SHARED_FACTS, lambda: KeptFacts(derived.cache_dir / f"{SHARED_FORMAT}.sqlite"))
