@@ -73,7 +73,8 @@ def _unpack(text: str | None) -> np.ndarray:
 
 
 class ContextualSenses:
-    """Sense vectors (kept by sense and lemma) and the cosine of each request's candidates."""
+    """Sense vectors (kept under a hash of their texts, :func:`_key`) and the cosine of each
+    request's candidates."""
 
     def __init__(self, encoder: TokenEncoder, kept: KeptFacts | None = None, keep: int = 200_000) -> None:
         self.encoder = encoder
