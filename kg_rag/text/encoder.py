@@ -123,7 +123,6 @@ def span_vector(pieces: np.ndarray, offsets: list[tuple[int, int]], start: int, 
     return pieces[sel].mean(0) if sel else None
 
 
-
 #: Numerical Recipes' Chebyshev fit of erfc (to ~1.2e-7): the constant, then t¹ … t⁹
 _ERFC = (-1.26551223, 1.00002368, 0.37409196, 0.09678418, -0.18628806, 0.27886807, -1.13520398,
          1.48851587, -0.82215223, 0.17087277)
