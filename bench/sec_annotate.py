@@ -12,6 +12,8 @@ from bench.report import Section, Target, fmt_num, fmt_ratio, runs_table
 
 TITLE = "annotate: index a multilingual corpus (en/he/fr/es) with OEWN + OMW loaded"
 TARGETS = [
+    ("annotate, matching only (no selection, no write), work chars/s vs raw pyahocorasick scan (issue 17)",
+     "≥ 0.25 of the scan's chars/s"),
     ("index end to end, chars/s vs raw pyahocorasick scan", "≥ 0.25 of the scan's chars/s"),
     ("index end to end, chars/s vs flashtext end to end", "faster than flashtext"),
     ("index end to end, chars/s with OEWN + OMW loaded (issue 17)", "≥ 15,000 chars/s"),
@@ -43,6 +45,9 @@ def run(ctx: Ctx, sec: Section) -> None:
         r = run_child([*KG, "--store", str(store), "index", str(corpus_file), "--json"])
         return r
 
+    def match(i: int) -> Run:
+        return run_child(worker("work_scan", "annotate", str(lex), str(corpus_file)))
+
     def aho(i: int) -> Run:
         return run_child(worker("work_scan", "aho", str(labels), str(corpus_file)))
 
@@ -56,7 +61,8 @@ def run(ctx: Ctx, sec: Section) -> None:
                        str(corpus_file), "--json"])
     shutil.rmtree(work / "warm", ignore_errors=True)
     ctx.log(f"    warm-up index run (not in the rows): {first.wall:.2f} s")
-    jobs = {"kg-rag index": ours, "pyahocorasick scan": aho, "flashtext": flash}
+    jobs = {"kg-rag index": ours, "kg-rag annotate (matching only)": match,
+            "pyahocorasick scan": aho, "flashtext": flash}
     runs = interleaved(jobs, ctx.repeat, ctx.log)
     o = runs["kg-rag index"]
     ours_cps = [chars / r.wall for r in o]
@@ -65,6 +71,10 @@ def run(ctx: Ctx, sec: Section) -> None:
     aho_e2e = [chars / r.wall for r in runs["pyahocorasick scan"]]
     fl_scan = [chars / float(r.out["scan_s"]) for r in runs["flashtext"]]
     fl_e2e = [chars / r.wall for r in runs["flashtext"]]
+    m = runs["kg-rag annotate (matching only)"]
+    m_scan = [chars / float(r.out["scan_s"]) for r in m]
+    m_warm = [chars / float(r.out["warm_s"]) for r in m]
+    m_e2e = [chars / r.wall for r in m]
     rep = o[-1].out
     sec.say(f"Before the timed runs, one untimed index run into a throw-away copy filled the cache "
             f"folder (what later processes keep: origins, readings, gloss words, sense vectors): "
@@ -90,24 +100,39 @@ def run(ctx: Ctx, sec: Section) -> None:
     sec.table(["contender", "chars/s end to end", "chars/s work only", "hits / mentions"], [
         ["kg-rag index (annotate + select + write)", st(ours_cps), st(ours_idx) if ours_idx else "—",
          rep.get("mentions", "?")],
+        ["kg-rag annotate, matching only (the annotator alone, store read-only)", st(m_e2e), st(m_scan),
+         m[0].out["hits"]],
         ["pyahocorasick raw scan", st(aho_e2e), st(aho_scan), runs["pyahocorasick scan"][0].out["hits"]],
         ["flashtext", st(fl_e2e), st(fl_scan), runs["flashtext"][0].out["hits"]],
     ])
     runs_table(sec, runs)
+    sec.say("Matching only (`bench/work_scan.py annotate`): the pipeline's annotator — normalisation, "
+            "the phrase automaton, lemmatisation, Hebrew prefixes, each mention's candidate readings "
+            "and their origins — with no selection and no write. Its work is the first pass over the "
+            "corpus, as one index run meets it (candidate caches empty; the language automata built "
+            f"before, as the peers' are); a second pass, every candidate set cached, runs at "
+            f"{st(m_warm)} chars/s ({Stat.of(m_warm).median / Stat.of(aho_scan).median:.2f}× the raw "
+            "scan): the matching itself is near the target, the first lookups of each word's "
+            "readings are not.", "")
     sec.command("# the label set: " + lab.command)
+    r_m = (Stat.of(m_scan).median / Stat.of(aho_scan).median,
+           min(a / b for a, b in zip(m_scan, aho_scan, strict=False)),
+           max(a / b for a, b in zip(m_scan, aho_scan, strict=False)))
+    sec.targets.append(Target(TARGETS[0][0], st(m_scan), st(aho_scan), fmt_ratio(r_m),
+                              TARGETS[0][1], r_m[0] >= 0.25))
     r_aho = (Stat.of(ours_cps).median / Stat.of(aho_scan).median,
              min(a / b for a, b in zip(ours_cps, aho_scan, strict=False)),
              max(a / b for a, b in zip(ours_cps, aho_scan, strict=False)))
-    sec.targets.append(Target(TARGETS[0][0], st(ours_cps), st(aho_scan), fmt_ratio(r_aho),
-                              TARGETS[0][1], r_aho[0] >= 0.25))
+    sec.targets.append(Target(TARGETS[1][0], st(ours_cps), st(aho_scan), fmt_ratio(r_aho),
+                              TARGETS[1][1], r_aho[0] >= 0.25))
     r_fl = (Stat.of(ours_cps).median / Stat.of(fl_e2e).median,
             min(a / b for a, b in zip(ours_cps, fl_e2e, strict=False)),
             max(a / b for a, b in zip(ours_cps, fl_e2e, strict=False)))
-    sec.targets.append(Target(TARGETS[1][0], st(ours_cps), st(fl_e2e), fmt_ratio(r_fl),
-                              TARGETS[1][1] + " (ratio > 1)", r_fl[0] > 1.0))
-    cps = Stat.of(ours_cps).median
     sec.targets.append(Target(TARGETS[2][0], st(ours_cps), st(fl_e2e), fmt_ratio(r_fl),
-                              TARGETS[2][1], cps >= 15_000))
+                              TARGETS[2][1] + " (ratio > 1)", r_fl[0] > 1.0))
+    cps = Stat.of(ours_cps).median
+    sec.targets.append(Target(TARGETS[3][0], st(ours_cps), st(fl_e2e), fmt_ratio(r_fl),
+                              TARGETS[3][1], cps >= 15_000))
     if ours_idx:
         sec.say(f"Work only, ours vs the raw scan: "
                 f"{Stat.of(ours_idx).median / Stat.of(aho_scan).median:.1e}×; "
