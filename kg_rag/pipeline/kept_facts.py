@@ -13,6 +13,8 @@ by every new process:
   (:mod:`kg_rag.senses.knowledge.contextual`; the key hashes the recipe and the texts it is made
   of, so it outlives a load; the value is half-precision base64, or null), a few milliseconds of
   the encoder each;
+* ``sentences`` (shared too) — a sense-only reading's sentence vector ("labels. definitions",
+  :meth:`~kg_rag.senses.knowledge.contextual.ContextualSenses.bridge_cosines`), keyed the same way;
 * ``readings`` — the candidate readings of an owner the lemma index does not hold (a thesaurus
   concept matched by its label; :func:`kg_rag.annotate.candidates.kept_readings`), by language.
 
@@ -54,7 +56,7 @@ log = logging.getLogger(__name__)
 #: entry's written forms; 1 kept none for it)
 FORMAT = "facts-2"
 #: the kinds of fact kept
-Kind = Literal["origins", "labels", "neighbours", "vectors", "readings"]
+Kind = Literal["origins", "labels", "neighbours", "vectors", "sentences", "readings"]
 _CREATE = ("CREATE TABLE IF NOT EXISTS facts "
            "(kind TEXT, iri TEXT, value TEXT, PRIMARY KEY (kind, iri)) WITHOUT ROWID")
 _MANY = "SELECT iri, value FROM facts WHERE kind = ? AND iri IN ({})"

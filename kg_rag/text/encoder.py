@@ -93,6 +93,16 @@ class TokenEncoder:
         with one_blas_thread():
             return self._encode(ids), offsets
 
+    def sentence(self, text: str) -> np.ndarray:
+        """The model's sentence vector of ``text`` (what it was trained to give: its last layer
+        averaged over every piece, [CLS] and [SEP] included, normalised); only the first
+        :data:`WINDOW` pieces are read."""
+        ids = self.tokenizer.encode(text, add_special_tokens=False).ids[:WINDOW]
+        cls, sep = self.specials
+        with one_blas_thread():
+            v = self.layers_of([cls, *ids, sep])[-1].mean(0)
+        return np.asarray(v / max(float(np.linalg.norm(v)), 1e-12), dtype=np.float32)
+
     def _encode(self, ids: list[int]) -> np.ndarray:
         n = len(ids)
         cls, sep = self.specials

@@ -10,8 +10,20 @@ candidate's score (:func:`~kg_rag.senses.knowledge.selector.combine`); a candida
 English definition gets the mean cosine of the others (no evidence either way), and with fewer
 than two vectors among the candidates the signal is absent.
 
-English only: the encoder (:mod:`kg_rag.text.encoder`) was trained on English text. Sense
-vectors cost a few milliseconds each, so they are kept: in the process, and between processes
+The encoder (:mod:`kg_rag.text.encoder`) was trained on English text. A passage in another
+language is read through its words' English translations instead, for one kind of candidate:
+the sense-only readings of a dictionary (``dictionary`` regime,
+:mod:`~kg_rag.senses.knowledge.dictionary`), whose definitions are English (Strong's Hebrew
+lexicon). The English lemmas the selector's bridge reaches from the context words (each context
+word's concepts in the wordnets of its language → their English lemmas,
+:meth:`~kg_rag.senses.knowledge.selector.KnowledgeSelector._prepare`), the
+:data:`BRIDGE_WORDS` most strongly reached first, are read as one text, and its sentence vector
+(:meth:`~kg_rag.text.encoder.TokenEncoder.sentence`) is compared with each sense's ("labels.
+definitions"): :meth:`ContextualSenses.bridge_cosines` (docs/EVALUATION.md, "A dictionary
+without concepts"). Outside that regime the bag of translations was measured as noise (es / fr
+WordNet senses) and is not used.
+
+Vectors cost a few milliseconds each, so they are kept: in the process, and between processes
 in the shared facts table (:func:`kg_rag.pipeline.kept_facts.shared_facts`), keyed by a hash of
 what they are made of — a load of another vocabulary, or another store with the same
 dictionary, does not make them again.
@@ -37,6 +49,10 @@ if TYPE_CHECKING:
 
 #: how a sense vector is made: part of its kept key, so a new recipe never reads an old vector
 RECIPE = "all-MiniLM-L6-v2/last4/lemma - definition + examples/2"
+#: how a sense's sentence vector is made (:meth:`ContextualSenses.bridge_cosines`)
+SENTENCE_RECIPE = "all-MiniLM-L6-v2/mean last layer/labels. definitions/1"
+#: the English bridge words read as a passage's text (the most strongly reached first)
+BRIDGE_WORDS = 60
 _NONE = np.zeros(0, dtype=np.float32)   # kept for a sense with no vector
 
 
@@ -61,6 +77,26 @@ def _key(cand: Candidate, ev: SenseEvidence) -> str:
     return h.hexdigest()[:32]
 
 
+def _sense_text(ev: SenseEvidence) -> str:
+    """What a sense's sentence vector reads: its labels, then its definitions ("" if neither)."""
+    labels = " ".join(t.text.strip() for t in ev.labels if t.text.strip())
+    defs = " ".join(t.text.strip() for t in ev.definitions if t.text.strip())
+    return f"{labels}. {defs}" if labels or defs else ""
+
+
+def _sentence_key(text: str) -> str:
+    h = hashlib.sha256(SENTENCE_RECIPE.encode())
+    h.update(b"\x1f" + text.encode())
+    return h.hexdigest()[:32]
+
+
+def bridge_text(bridge: Mapping[str, float]) -> str:
+    """The :data:`BRIDGE_WORDS` English words most strongly reached (ties in the order they
+    came), as one text."""
+    ranked = sorted(bridge.items(), key=lambda kv: -kv[1])[:BRIDGE_WORDS]
+    return " ".join(w.replace("_", " ") for w, _ in ranked)
+
+
 def _pack(v: np.ndarray) -> str | None:
     return base64.b64encode(v.astype("<f2").tobytes()).decode("ascii") if v.size else None
 
@@ -80,6 +116,7 @@ class ContextualSenses:
         self.encoder = encoder
         self.kept = kept
         self._senses: LRU[str, np.ndarray] = LRU(keep)
+        self._sentences: LRU[str, np.ndarray] = LRU(keep)
 
     def _build(self, cand: Candidate, ev: SenseEvidence) -> np.ndarray:
         lemma, defs, examples = _texts(cand, ev)
@@ -149,6 +186,49 @@ class ContextualSenses:
                 continue
             tv = tv / max(float(np.linalg.norm(tv)), 1e-12)
             cos = [float(tv @ v) if v.size else None for v in svecs]
+            known = [c for c in cos if c is not None]
+            mean = sum(known) / len(known)
+            out.append([c if c is not None else mean for c in cos])
+        return out
+
+    def _sentence_vectors(self, texts: Sequence[str]) -> dict[str, np.ndarray]:
+        """The sentence vector of each sense text (by :func:`_sentence_key`), kept like the
+        sense vectors."""
+        wanted = {_sentence_key(t): t for t in texts if t}
+        found, missing = self._sentences.split(wanted)
+        if missing and self.kept is not None:
+            for k, packed in self.kept.get_many("sentences", missing).items():
+                found[k] = _unpack(packed)
+                self._sentences.put(k, found[k])
+            missing = [k for k in missing if k not in found]
+        made: dict[str, str | None] = {}
+        for k in missing:
+            made[k] = _pack(self.encoder.sentence(wanted[k]))
+            v = found[k] = _unpack(made[k])
+            self._sentences.put(k, v)
+        if made and self.kept is not None:
+            self.kept.put_many("sentences", made)
+        return found
+
+    def bridge_cosines(self, requests: Sequence[SelectionRequest],
+                       bridges: Sequence[Mapping[str, float]]) -> list[list[float] | None]:
+        """Per request, each candidate's cosine between the sentence vector of its bridge words
+        (:func:`bridge_text`) and the sense's ("labels. definitions"); None without bridge
+        words or with fewer than two candidates that have a text. A passage's text is encoded
+        once per call."""
+        texts = [[_sense_text(ev) for ev in req.evidence] for req in requests]
+        vecs = self._sentence_vectors([t for ts in texts for t in ts])
+        passages: dict[str, np.ndarray] = {}
+        out: list[list[float] | None] = []
+        for req, ts, bridge in zip(requests, texts, bridges, strict=True):
+            ctx = bridge_text(bridge) if len(req.mention.candidates) > 1 else ""
+            if not ctx or sum(1 for t in ts if t) < 2:
+                out.append(None)
+                continue
+            cv = passages.get(ctx)
+            if cv is None:
+                cv = passages[ctx] = self.encoder.sentence(ctx)
+            cos = [float(cv @ vecs[_sentence_key(t)]) if t else None for t in ts]
             known = [c for c in cos if c is not None]
             mean = sum(known) / len(known)
             out.append([c if c is not None else mean for c in cos])

@@ -14,7 +14,10 @@ the dictionary's own text, so the knowledge selector weighs it in its own regime
   no such signal yet);
 * **gloss overlap** — as for every reading (the selector's Lesk: the context words' English
   lemmas reached through the wordnets, a Hebrew WordNet lemma → its ILI concept → the
-  concept's English lemmas, against the sense's definitions, notes and label).
+  concept's English lemmas, against the sense's definitions, notes and label);
+* **context** — with the encoder installed, the same English lemmas read as one text by the
+  English encoder and compared with the sense's labels and definitions
+  (:meth:`~kg_rag.senses.knowledge.contextual.ContextualSenses.bridge_cosines`).
 """
 
 from __future__ import annotations

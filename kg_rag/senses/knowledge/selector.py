@@ -111,6 +111,8 @@ class _Prepared:
     nodes: list[int | None]
     seeds: dict[int, float]
     context: dict[str, float] = field(default_factory=dict)
+    #: outside English: the English words the bridge reached (a subset of ``context``)
+    bridge: dict[str, float] = field(default_factory=dict)
 
 
 def _ranks(cands: Sequence[Candidate]) -> list[int]:
@@ -270,7 +272,7 @@ class KnowledgeSelector:
         freq = sense_frequencies(kb, self.store, (
             c.sense_key for p in prepared if p is not None and not _foreign(p.request.mention.candidates)
             for c in p.request.mention.candidates if c.sense_key)) if cfg.counts else {}
-        ctx = self._contextual([p.request if p is not None else None for p in prepared], rich)
+        ctx = self._contextual(prepared, rich)
         out: list[Components | None] = []
         for p, cos in zip(prepared, ctx, strict=True):
             if p is None:
@@ -284,7 +286,7 @@ class KnowledgeSelector:
                     ranks=_ranks(cands), nodes=p.nodes, ppr=[0.0] * len(cands), lesk=self._lesk(kb, p),
                     en_prior=dictionary.richness_prior(p.request.evidence),
                     pos_fit=dictionary.pos_fit(p.request, cfg.pos_cues, self._kinds_elsewhere),
-                    dictionary=True))
+                    dictionary=True, has_seeds=bool(p.seeds), contextual=cos))
                 continue
             ranks = _ranks(cands)
             out.append(Components(
@@ -300,17 +302,37 @@ class KnowledgeSelector:
                 has_seeds=bool(p.seeds), contextual=cos))
         return out
 
-    def _contextual(self, requests: Sequence[SelectionRequest | None], rich: bool) -> list[list[float] | None]:
-        """The contextual signal (:mod:`.contextual`) of each request whose regime weighs it
-        (English candidates) in an English passage; None for the others."""
+    def _contextual(self, prepared: Sequence[_Prepared | None], rich: bool) -> list[list[float] | None]:
+        """The contextual signal (:mod:`.contextual`) of each request whose regime weighs it:
+        in an English passage the token vectors (English candidates, not sense-only readings);
+        sense-only readings in a passage in another language through the English words the
+        bridge reached; None for the others."""
         ctx = self._context_model()
-        live = [] if ctx is None else [
-            r for r in requests if r is not None and english(r.context_lang or r.mention.lang)
-            and self.config.weights_of(_regime(r.mention.candidates, rich)).context]
-        if ctx is None or not live:
-            return [None] * len(requests)
-        got = dict(zip(map(id, live), ctx.cosines(live), strict=True))
-        return [got.get(id(r)) if r is not None else None for r in requests]
+        if ctx is None:
+            return [None] * len(prepared)
+        tokens: list[SelectionRequest] = []
+        bridged: list[_Prepared] = []
+        for p in prepared:
+            if p is None:
+                continue
+            r = p.request
+            regime = _regime(r.mention.candidates, rich)
+            if not self.config.weights_of(regime).context:
+                continue
+            in_english = english(r.context_lang or r.mention.lang)
+            if regime == "dictionary":
+                if not in_english and p.bridge:
+                    bridged.append(p)
+            elif in_english:
+                tokens.append(r)
+        got: dict[int, list[float] | None] = {}
+        if tokens:
+            got.update(zip(map(id, tokens), ctx.cosines(tokens), strict=True))
+        if bridged:
+            got.update(zip((id(p.request) for p in bridged),
+                           ctx.bridge_cosines([p.request for p in bridged], [p.bridge for p in bridged]),
+                           strict=True))
+        return [got.get(id(p.request)) if p is not None else None for p in prepared]
 
     def _context_model(self) -> ContextualSenses | None:
         if not self.config.context_encoder:
@@ -366,6 +388,7 @@ class KnowledgeSelector:
         lang = req.context_lang or mention.lang
         seeds: dict[int, float] = {}
         context: dict[str, float] = {}
+        reached: dict[str, float] = {}
         covered = set(own_keys)
         bridge = lang != "en"
 
@@ -376,6 +399,8 @@ class KnowledgeSelector:
                 for ew, v in memo.bridge_words(self, kb, seed).items():
                     old = context.get(ew, 0.0)
                     context[ew] = v if v > old else old  # max(old, v), without the call
+                    old = reached.get(ew, 0.0)
+                    reached[ew] = v if v > old else old
 
         for other in req.others:
             key = memo.key(other.text)
@@ -395,7 +420,8 @@ class KnowledgeSelector:
             add_word(memo.seed_word(self, kb, (lang, w), exclude))
         for k in own_keys:
             context.pop(k, None)
-        return _Prepared(req, nodes, seeds, context)
+            reached.pop(k, None)
+        return _Prepared(req, nodes, seeds, context, reached)
 
     def _signature(self, kb: KnowledgeBase, ev_index: int, p: _Prepared) -> dict[str, float]:
         ev = p.request.evidence[ev_index] if ev_index < len(p.request.evidence) else None

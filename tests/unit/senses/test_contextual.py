@@ -175,3 +175,105 @@ def test_a_vector_is_keyed_by_what_it_is_made_of_and_outlives_a_load(
         assert again.get_many("vectors", [_key(cands[0], ev0)])
         assert again.path.parent == tmp_path / "cache"
     settings.cache_clear()
+
+
+#: a concept-less dictionary (Strong's-like: two homograph entries of נחש, English definitions)
+#: and a wordnet-like Hebrew lexicon whose concepts give the verse's other words English lemmas
+HOMOGRAPHS = """
+@prefix ontolex: <http://www.w3.org/ns/lemon/ontolex#> .
+@prefix lexinfo: <http://www.lexinfo.net/ontology/3.0/lexinfo#> .
+@prefix skos: <http://www.w3.org/2004/02/skos/core#> .
+@prefix rdfs: <http://www.w3.org/2000/01/rdf-schema#> .
+@prefix lime: <http://www.w3.org/ns/lemon/lime#> .
+<http://x/dict> a lime:Lexicon ; lime:language "he" ; lime:entry <http://x/oshb/e5175>, <http://x/oshb/e5172> .
+<http://x/oshb/e5175> a ontolex:LexicalEntry ; lexinfo:partOfSpeech lexinfo:noun ;
+    ontolex:canonicalForm [ ontolex:writtenRep "נחש"@he ] ; ontolex:sense <http://x/oshb/H5175> .
+<http://x/oshb/H5175> a ontolex:LexicalSense ; rdfs:label "H5175 נחש: serpent / snake"@en ;
+    skos:definition "a snake (from its hiss)"@en .
+<http://x/oshb/e5172> a ontolex:LexicalEntry ; lexinfo:partOfSpeech lexinfo:noun ;
+    ontolex:canonicalForm [ ontolex:writtenRep "נחש"@he ] ; ontolex:sense <http://x/oshb/H5172> .
+<http://x/oshb/H5172> a ontolex:LexicalSense ; rdfs:label "H5172 נחש: divination / enchantment"@en ;
+    skos:definition "a magic spell, an omen"@en .
+<http://x/modern> a lime:Lexicon ; lime:language "he" ;
+    lime:entry <http://x/modern/tsefa>, <http://x/modern/eres>, <http://x/modern/nashakh> .
+<http://x/modern/tsefa> a ontolex:LexicalEntry ; lexinfo:partOfSpeech lexinfo:noun ;
+    ontolex:canonicalForm [ ontolex:writtenRep "צפע"@he ] ; ontolex:sense [ ontolex:reference <http://x/c/viper> ] .
+<http://x/modern/eres> a ontolex:LexicalEntry ; lexinfo:partOfSpeech lexinfo:noun ;
+    ontolex:canonicalForm [ ontolex:writtenRep "ארס"@he ] ; ontolex:sense [ ontolex:reference <http://x/c/venom> ] .
+<http://x/modern/nashakh> a ontolex:LexicalEntry ; lexinfo:partOfSpeech lexinfo:verb ;
+    ontolex:canonicalForm [ ontolex:writtenRep "נשך"@he ] ; ontolex:sense [ ontolex:reference <http://x/c/bite> ] .
+<http://x/english> a lime:Lexicon ; lime:language "en" ; lime:entry <http://x/en/viper>,
+    <http://x/en/adder>, <http://x/en/venom>, <http://x/en/poison>, <http://x/en/bite> .
+<http://x/en/viper> a ontolex:LexicalEntry ; ontolex:canonicalForm [ ontolex:writtenRep "viper"@en ] ;
+    ontolex:sense [ ontolex:reference <http://x/c/viper> ] .
+<http://x/en/adder> a ontolex:LexicalEntry ; ontolex:canonicalForm [ ontolex:writtenRep "adder"@en ] ;
+    ontolex:sense [ ontolex:reference <http://x/c/viper> ] .
+<http://x/en/venom> a ontolex:LexicalEntry ; ontolex:canonicalForm [ ontolex:writtenRep "venom"@en ] ;
+    ontolex:sense [ ontolex:reference <http://x/c/venom> ] .
+<http://x/en/poison> a ontolex:LexicalEntry ; ontolex:canonicalForm [ ontolex:writtenRep "poison"@en ] ;
+    ontolex:sense [ ontolex:reference <http://x/c/venom> ] .
+<http://x/en/bite> a ontolex:LexicalEntry ; ontolex:canonicalForm [ ontolex:writtenRep "bite"@en ] ;
+    ontolex:sense [ ontolex:reference <http://x/c/bite> ] .
+<http://x/c/viper> a skos:Concept .
+<http://x/c/venom> a skos:Concept .
+<http://x/c/bite> a skos:Concept .
+"""
+VERSE = "נחש צפע ארס נשך"
+
+
+def _homograph_request(kg_store: EmbeddedStore, tmp_path: Path) -> SelectionRequest:
+    from kg_rag.api import KnowledgeGraph
+
+    path = tmp_path / "homographs.ttl"
+    path.write_text(HOMOGRAPHS, encoding="utf-8")
+    kg = KnowledgeGraph(kg_store)
+    kg.load([path])
+    own = tuple(sorted((c for c in kg.annotator.candidates_for_lemma("נחש", "he") if c.sense),
+                       key=lambda c: c.sense or ""))
+    assert [c.sense for c in own] == ["http://x/oshb/H5172", "http://x/oshb/H5175"]
+    return SelectionRequest(Mention(0, 3, "נחש", "he", own), VERSE, "he", tuple(fetch_evidence(kg_store, own)))
+
+
+def test_a_hebrew_verse_is_read_through_its_words_english_lemmas(mem_store: EmbeddedStore,
+                                                                 tmp_path: Path) -> None:
+    """Sense-only readings with English definitions in a Hebrew verse: the verse's other words
+    reach English lemmas through the Hebrew lexicon's concepts (viper, venom, bite), read as one
+    English text against each sense's labels and definitions. Two nouns (no part-of-speech cue):
+    without it the longer entry wins (the entry-length prior: divination); with it, the
+    serpent."""
+    Derived.of(mem_store, tmp_path / "cache")
+    req = _homograph_request(mem_store, tmp_path)
+    sel = KnowledgeSelector(mem_store, context_encoder=True)
+    prepared = sel._prepare(sel.kb, req)
+    assert {"viper", "adder", "venom", "poison", "bite"} <= set(prepared.bridge)
+    assert all(w in prepared.context for w in prepared.bridge)
+    [comp] = sel.components([req])
+    assert comp is not None and comp.regime == "dictionary" and comp.contextual is not None
+    divination, serpent = comp.contextual
+    assert serpent > divination + 0.15
+    [with_ctx] = sel.select([req])
+    [without] = KnowledgeSelector(mem_store, context_encoder=False).select([req])
+    assert without.chosen is not None and without.chosen.sense == "http://x/oshb/H5172"
+    assert with_ctx.chosen is not None and with_ctx.chosen.sense == "http://x/oshb/H5175"
+    assert with_ctx.reason == "prior+lesk+context" and without.reason == "prior+lesk"
+
+
+def test_bridge_cosines_are_kept_and_absent_without_bridge_words(mem_store: EmbeddedStore,
+                                                                  tmp_path: Path) -> None:
+    Derived.of(mem_store, tmp_path / "cache")
+    req = _homograph_request(mem_store, tmp_path)
+    enc = encoder.load()
+    assert enc is not None
+    kept = KeptFacts(tmp_path / "facts.sqlite")
+    bridge = {"viper": 0.5, "venom": 0.4, "bite": 0.3}
+    first = ContextualSenses(enc, kept).bridge_cosines([req, req], [bridge, {}])
+    assert first[1] is None and first[0] is not None and first[0][1] > first[0][0]
+    assert len(kept.get_many("sentences", list(kept_keys(req)))) == 2
+    again = ContextualSenses(enc, kept).bridge_cosines([req], [bridge])
+    assert again == first[:1]
+
+
+def kept_keys(req: SelectionRequest) -> list[str]:
+    from kg_rag.senses.knowledge.contextual import _sense_text, _sentence_key
+
+    return [_sentence_key(_sense_text(ev)) for ev in req.evidence]
