@@ -33,8 +33,8 @@ from __future__ import annotations
 
 import base64
 import hashlib
-from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, TypeVar
 
 import numpy as np
 
@@ -45,7 +45,9 @@ from kg_rag.text.encoder import TokenEncoder, span_vector
 from kg_rag.text.normalise import base_language
 
 if TYPE_CHECKING:
-    from kg_rag.pipeline.kept_facts import KeptFacts
+    from kg_rag.pipeline.kept_facts import KeptFacts, Kind
+
+T = TypeVar("T")
 
 #: how a sense vector is made: part of its kept key, so a new recipe never reads an old vector
 RECIPE = "all-MiniLM-L6-v2/last4/lemma - definition + examples/2"
@@ -143,20 +145,25 @@ class ContextualSenses:
     def vectors(self, wanted: Mapping[str, tuple[Candidate, SenseEvidence]]) -> dict[str, np.ndarray]:
         """The vector of each candidate of ``wanted`` (by its :func:`_key`; an empty array: none),
         from this process, the kept facts, or made now and kept."""
-        found, missing = self._senses.split(wanted)
+        return self._kept(self._senses, "vectors", wanted, lambda pair: self._build(*pair))
+
+    def _kept(self, lru: LRU[str, np.ndarray], kind: Kind, wanted: Mapping[str, T],
+              make: Callable[[T], np.ndarray]) -> dict[str, np.ndarray]:
+        """Each key's vector from ``lru``, the kept facts of ``kind``, or ``make`` (then kept)."""
+        found, missing = lru.split(wanted)
         if missing and self.kept is not None:
-            for k, text in self.kept.get_many("vectors", missing).items():
+            for k, text in self.kept.get_many(kind, missing).items():
                 found[k] = _unpack(text)
-                self._senses.put(k, found[k])
+                lru.put(k, found[k])
             missing = [k for k in missing if k not in found]
         made: dict[str, str | None] = {}
         for k in missing:
-            made[k] = _pack(self._build(*wanted[k]))
+            made[k] = _pack(make(wanted[k]))
             # as kept (half precision): a vector made now and one read later give one decision
             v = found[k] = _unpack(made[k])
-            self._senses.put(k, v)
+            lru.put(k, v)
         if made and self.kept is not None:
-            self.kept.put_many("vectors", made)
+            self.kept.put_many(kind, made)
         return found
 
     def cosines(self, requests: Sequence[SelectionRequest]) -> list[list[float] | None]:
@@ -194,21 +201,8 @@ class ContextualSenses:
     def _sentence_vectors(self, texts: Sequence[str]) -> dict[str, np.ndarray]:
         """The sentence vector of each sense text (by :func:`_sentence_key`), kept like the
         sense vectors."""
-        wanted = {_sentence_key(t): t for t in texts if t}
-        found, missing = self._sentences.split(wanted)
-        if missing and self.kept is not None:
-            for k, packed in self.kept.get_many("sentences", missing).items():
-                found[k] = _unpack(packed)
-                self._sentences.put(k, found[k])
-            missing = [k for k in missing if k not in found]
-        made: dict[str, str | None] = {}
-        for k in missing:
-            made[k] = _pack(self.encoder.sentence(wanted[k]))
-            v = found[k] = _unpack(made[k])
-            self._sentences.put(k, v)
-        if made and self.kept is not None:
-            self.kept.put_many("sentences", made)
-        return found
+        return self._kept(self._sentences, "sentences", {_sentence_key(t): t for t in texts if t},
+                          self.encoder.sentence)
 
     def bridge_cosines(self, requests: Sequence[SelectionRequest],
                        bridges: Sequence[Mapping[str, float]]) -> list[list[float] | None]:
