@@ -30,6 +30,7 @@ from __future__ import annotations
 import io
 import itertools
 import logging
+import os
 import re
 import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -103,6 +104,13 @@ class EmbeddedStore(Store):
         if read_only and not (p / "CURRENT").is_file():
             raise StoreError(f"there is no store at {p} to serve read-only: build it first "
                              f"(kg-rag demo, kg-rag load …)")
+        writer = lock_holder(p / "LOCK") if read_only else None
+        if writer is not None:
+            raise StoreLockedError(
+                f"the store at {p} is being written by another process (pid {writer}), so it "
+                f"cannot be opened read-only now (the engine leaves that undefined: the writer "
+                f"removes files as it compacts); wait for that process to end, or serve the store "
+                f"from one writable process (kg-rag serve) and use --endpoint")
         try:
             if read_only:
                 self._store = pyoxigraph.Store.read_only(str(p))
@@ -508,6 +516,33 @@ def user_query(engine: pyoxigraph.Store, text: str, *, base_iri: str | None = No
 #: LOG.old.*, MANIFEST-*, OPTIONS-*, *.log, *.sst, *.blob)
 _STORE_FILE = re.compile(r"^(?:CURRENT|IDENTITY|LOCK|LOG(?:\.old\.\d+)?|MANIFEST-\d+|OPTIONS-\d+"
                          r"|\d+\.(?:log|sst|blob)|[0-9a-f]{6,}\.dbtmp|kg-rag-serving\.(?:json|tmp))$")
+
+
+def lock_holder(lock: Path) -> int | None:
+    """The process id of *another* process holding a write lock on the engine's ``LOCK`` file
+    (what RocksDB takes while a process has the store open for writing), read from Linux's
+    ``/proc/locks``; None when there is none, or where the kernel does not say (the file is never
+    opened here: closing any descriptor of it would drop this process's own lock on it)."""
+    try:
+        st = lock.stat()
+        table = Path("/proc/locks").read_text(encoding="ascii", errors="replace")
+    except OSError:
+        return None
+    me = os.getpid()
+    for line in table.splitlines():
+        parts = line.split()
+        if "->" in parts or len(parts) < 6 or parts[3] != "WRITE":   # "->": a waiting request
+            continue
+        dev = parts[5].split(":")
+        try:
+            same = (len(dev) == 3 and int(dev[0], 16) == os.major(st.st_dev)
+                    and int(dev[1], 16) == os.minor(st.st_dev) and int(dev[2]) == st.st_ino)
+            pid = int(parts[4])
+        except ValueError:
+            continue
+        if same and pid != me:
+            return pid
+    return None
 
 
 def check_store_folder(p: Path) -> None:

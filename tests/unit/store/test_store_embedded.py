@@ -218,6 +218,53 @@ def test_a_failing_extend_writes_nothing() -> None:
     assert set(s) == {Quad(G, P, Literal("old"), G)}
 
 
+def test_a_store_another_process_writes_is_not_opened_read_only(tmp_path: Path) -> None:
+    """`serve --read-only` beside a running `index`: opening read-only while another process
+    writes is undefined in the engine (seen here: the reader reported the store as damaged, an
+    SST file gone under it). The writer's lock (Linux /proc/locks) is read without opening the
+    LOCK file, and the read-only open refused in one line naming the writer; once it ends, the
+    store opens."""
+    import os
+    import time
+
+    from kg_rag.store.embedded import lock_holder
+
+    path = tmp_path / "s"
+    EmbeddedStore(path).close()
+    import gc
+
+    gc.collect()
+    assert lock_holder(path / "LOCK") is None and lock_holder(tmp_path / "nothing") is None
+    writer = subprocess.Popen([sys.executable, "-c", textwrap.dedent("""
+        import sys, time, pyoxigraph
+        s = pyoxigraph.Store(sys.argv[1])
+        print("open", flush=True)
+        sys.stdin.readline()
+        """), str(path)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        assert writer.stdout is not None and writer.stdout.readline().strip() == "open"
+        if not os.path.exists("/proc/locks"):
+            pytest.skip("this kernel has no /proc/locks: the writer cannot be seen")
+        assert lock_holder(path / "LOCK") == writer.pid
+        with pytest.raises(StoreLockedError, match=rf"being written by another process \(pid {writer.pid}\)"):
+            EmbeddedStore(path, read_only=True)
+    finally:
+        assert writer.stdin is not None
+        writer.stdin.write("\n")
+        writer.stdin.close()
+        writer.wait(timeout=30)
+    deadline = time.monotonic() + 10
+    while lock_holder(path / "LOCK") is not None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    EmbeddedStore(path, read_only=True).close()
+    # this process's own writer is not another process: nothing changes for it
+    own = EmbeddedStore(path)
+    try:
+        assert lock_holder(path / "LOCK") is None
+    finally:
+        own.close()
+
+
 def test_a_read_only_store_refuses_the_write_before_the_engine(tmp_path: Path) -> None:
     EmbeddedStore(tmp_path / "s").close()
     import gc
