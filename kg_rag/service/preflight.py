@@ -36,7 +36,9 @@ import signal
 import pyoxigraph
 
 from kg_rag.errors import QueryError, StoreError
+from kg_rag.namespaces import PREFIXES
 from kg_rag.service import sandbox
+from kg_rag.store.prologue import syntax_message
 
 log = logging.getLogger(__name__)
 
@@ -63,7 +65,7 @@ class UpdateCheckFailed(StoreError):
 
 def _try(text: str, base_iri: str | None) -> dict[str, object]:  # pragma: no cover - child
     try:
-        pyoxigraph.Store().update(text, base_iri=base_iri)
+        pyoxigraph.Store().update(text, base_iri=base_iri, prefixes=dict(PREFIXES))
     except SyntaxError as e:
         return {"ok": False, "kind": "syntax", "message": str(e)[:2_000]}
     except MemoryError:
@@ -102,10 +104,10 @@ def preflight(text: str, base_iri: str | None, timeout: float) -> None:
         raise UpdateTimeout(f"the update took longer than {timeout:g} s to check and was not "
                             f"applied (nothing was written); split it into smaller updates")
     _, status = os.waitpid(pid, 0)
-    _judge(data, status)
+    _judge(data, status, text)
 
 
-def _judge(data: bytes, status: int) -> None:
+def _judge(data: bytes, status: int, text: str) -> None:
     try:
         report = json.loads(data) if data else None
     except ValueError:
@@ -125,7 +127,7 @@ def _judge(data: bytes, status: int) -> None:
         return
     kind = report.get("kind")
     if kind == "syntax":
-        raise QueryError(f"malformed update: {report.get('message', '')}")
+        raise QueryError(f"malformed update: {syntax_message(str(report.get('message', '')), text)}")
     if kind == "memory":
         raise UpdateRefused(f"the update needed more than {CHILD_MEMORY_BYTES >> 30} GiB of memory "
                             f"to check and was not applied (nothing was written); split it")

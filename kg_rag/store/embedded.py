@@ -336,10 +336,10 @@ class EmbeddedStore(Store):
 
     def _user_update(self, text: str, base_iri: str | None) -> None:
         with self._write_section():
-            try:
-                self._store.update(text, base_iri=base_iri)
+            try:   # the standard prefixes predeclared, as for a user's query
+                self._store.update(text, base_iri=base_iri, prefixes=dict(PREFIXES))
             except SyntaxError as e:
-                raise QueryError(f"malformed update: {e}") from None
+                raise QueryError(f"malformed update: {syntax_message(str(e), text)}") from None
             except RuntimeError as e:
                 refusal = update_refusal(str(e))
                 if refusal:   # the update's fault: the store is fine (and stays healthy)

@@ -247,20 +247,27 @@ class RemoteStore(Store):
         self._send_update(text)
 
     def _user_update(self, text: str, base_iri: str | None) -> None:
-        self._send_update(text, user=True)
+        self._send_update(text, user_text=text)
 
-    def _send_update(self, text: str, user: bool = False) -> None:
-        """POST an update; ``user``: a user's update, whose failure the engine blames on what it
-        asks (``oxigraph serve`` answers HTTP 500 "The graph <…> does not exist") is a 400
-        :class:`UpdateRejected`, not a store failure."""
+    def _send_update(self, text: str, user_text: str | None = None) -> None:
+        """POST an update; ``user_text``: a user's update, sent behind the predeclared prefixes'
+        prologue (its syntax errors point into the user's text), and whose failure the engine
+        blames on what it asks (``oxigraph serve`` answers HTTP 500 "The graph <…> does not
+        exist") is a 400 :class:`UpdateRejected`, not a store failure."""
         self.check_writable()
-        text = self.dialect.update_text(text)
+        user = user_text is not None
+        text = self.dialect.update_text(predeclare_prefixes(text) if user else text)
         ans = self._post_form(self.update_endpoint, "update", text, "*/*")
         if user and ans.status == 500:
             refusal = update_refusal(_first_line(ans.body.decode("utf-8", "replace")))
             if refusal:
                 raise UpdateRejected(f"the endpoint refused the update: {refusal}")
         if ans.status == 400:   # a kg-rag service says why in a problem document's detail
+            full = ans.body.decode("utf-8", "replace")
+            at = full.find("error at ")
+            if user_text is not None and at >= 0:   # the engine's own words, one line
+                detail = syntax_message(full[at:].rstrip("'\" \n"), user_text, len(PROLOGUE))
+                raise QueryError(f"malformed update: {detail}")
             raise QueryError(f"the endpoint rejected the update: {_reason(ans)}")
         if ans.status in _REFUSED:
             raise refused(self.update_endpoint, ans, "the update", bool(self._auth))

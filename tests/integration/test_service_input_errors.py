@@ -291,3 +291,28 @@ def test_a_remote_oxigraph_store_tells_it_too(oxigraph_url: str) -> None:
             store.user_update("CREATE GRAPH <urn:input-errors:remote>")
     finally:
         store.user_update("DROP SILENT GRAPH <urn:input-errors:remote>")
+
+
+@pytest.mark.parametrize("engine", ["embedded", "remote"])
+def test_a_users_update_knows_the_predeclared_prefixes_as_a_query_does(engine: str,
+                                                                        oxigraph_url: str) -> None:
+    """`kg-rag sparql` and /sparql queries know skos:, rdfs:, kgr:, … without a PREFIX line; a
+    user's update does too, on both engines, and a malformed one points into the user's own
+    text (the remote engine's prologue subtracted from the column)."""
+    store = EmbeddedStore(":memory:") if engine == "embedded" else RemoteStore(oxigraph_url)
+    g = f"urn:input-errors:prefixes-{engine}"
+    try:
+        store.user_update(f'INSERT DATA {{ GRAPH <{g}> {{ <urn:a> skos:prefLabel "a"@en }} }}')
+        body, _ = store.raw_query(f"SELECT ?l WHERE {{ GRAPH <{g}> {{ ?s skos:prefLabel ?l }} }}",
+                                  "csv", predeclare=True)
+        assert body.decode().split() == ["l", "a"]
+        # the user's own declaration of a predeclared name wins
+        store.user_update(f'PREFIX skos: <urn:mine#> INSERT DATA {{ GRAPH <{g}> {{ <urn:b> skos:x 1 }} }}')
+        body, _ = store.raw_query(f"SELECT ?s WHERE {{ GRAPH <{g}> {{ ?s <urn:mine#x> 1 }} }}", "csv")
+        assert body.decode().split() == ["s", "urn:b"]
+        with pytest.raises(QueryError) as e:
+            store.user_update(f'INSERT DATA {{ GRAPH <{g}> {{ <urn:a> foo:bar "x" }} }}')
+        assert str(e.value).startswith("malformed update: line 1, column ")
+        assert "'foo:' is not declared" in str(e.value)
+    finally:
+        store.user_update(f"DROP SILENT GRAPH <{g}>")

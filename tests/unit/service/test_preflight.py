@@ -67,7 +67,7 @@ def test_ordinary_updates_pass(text: str) -> None:
 def test_a_malformed_update_is_the_engines_syntax_error() -> None:
     err = in_thread(lambda: preflight("INSERT DATA { <urn:a> <urn:b> ", None, 10))
     assert isinstance(err, QueryError) and not isinstance(err, UpdateRefused)
-    assert str(err).startswith("malformed update: error at 1:")
+    assert str(err).startswith("malformed update: line 1, column ")
 
 
 def test_an_update_that_plans_past_the_deadline_is_stopped() -> None:
