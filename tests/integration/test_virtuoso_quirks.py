@@ -156,3 +156,19 @@ def test_a_failed_change_says_it_may_be_partly_applied(url: str) -> None:
 class _Failing(Change):
     def render(self) -> str:
         return super().render() + f" ;\nDROP GRAPH <{EX}never-created>"
+
+
+def test_a_users_update_with_its_own_prefix_lines_passes_the_predeclared_prologue(url: str) -> None:
+    """A user's update goes behind the predeclared prefixes' prologue: Virtuoso takes an update
+    that declares a predeclared name again (the same IRI, or its own), and one that declares
+    none."""
+    _, virt = _pair(url)
+    skos = "http://www.w3.org/2004/02/skos/core#"
+    virt.user_update(f'PREFIX skos: <{skos}> INSERT DATA {{ GRAPH <{G1.value}> {{ <{A.value}> skos:prefLabel "a" }} }}')
+    virt.user_update(f'INSERT DATA {{ GRAPH <{G1.value}> {{ <{A.value}> skos:altLabel "b" }} }}')
+    virt.user_update(f'PREFIX skos: <urn:mine#> INSERT DATA {{ GRAPH <{G1.value}> {{ <{A.value}> skos:x "c" }} }}')
+    body, _ = virt.raw_query(f"SELECT DISTINCT ?p WHERE {{ GRAPH <{G1.value}> {{ <{A.value}> ?p ?o }} }} ORDER BY ?p",
+                             "json")
+    got = [r["p"]["value"] for r in _rows(body)]  # type: ignore[index]
+    assert got == [
+        f"{skos}altLabel", f"{skos}prefLabel", "urn:mine#x"], got
