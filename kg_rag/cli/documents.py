@@ -123,12 +123,11 @@ def cmd_index(args: argparse.Namespace) -> int:
     if "-" not in args.paths and (args.stdin_id != "stdin" or args.stdin_format != "auto"):
         raise InputError("--id and --stdin-format are for the document on standard input; "
                          "give '-' as a path")
-    # the input is read before the store is opened: input refused makes no new store folder
+    # the input is read before the store is opened: input refused makes no new store folder (a
+    # new store has nothing indexed earlier to compare with, so what is read here is indexed)
     limit = settings().max_document_bytes
     skipped: list[str] | None = None if args.strict else []
-    docs = _documents(args, limit, skipped) if "-" in args.paths else None
-    if docs is None and makes_store(args):   # read once here to check it, again by kg.index
-        read_documents(args.paths, limit, None if args.strict else [])
+    docs = _documents(args, limit, skipped) if "-" in args.paths or makes_store(args) else None
     with KnowledgeGraph(store_from_args(args, create=True)) as kg:
         bar = tqdm(unit="doc", disable=not progress_enabled(), file=sys.stderr)
         within = WithinDocument(progress_enabled())
@@ -193,7 +192,8 @@ def _documents(args: argparse.Namespace, limit: int,
     if args.paths.count("-") > 1:
         raise InputError("standard input can be read once: give '-' only once")
     docs = read_documents([p for p in args.paths if p != "-"], limit, skipped)
-    docs += stdin_documents(sys.stdin.buffer.read(), args.stdin_id, args.stdin_format, limit)
+    if "-" in args.paths:
+        docs += stdin_documents(sys.stdin.buffer.read(), args.stdin_id, args.stdin_format, limit)
     seen: set[str] = set()
     for d in docs:
         if d.id in seen:

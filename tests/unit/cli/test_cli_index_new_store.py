@@ -60,3 +60,31 @@ def test_good_input_makes_the_store_and_is_indexed(
     out, err = capsys.readouterr()
     assert "indexed 1 document" in out and "empty.md" in err     # the bad file skipped, named
     assert store.is_dir()
+
+
+def test_a_new_store_reads_its_input_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                          capsys: pytest.CaptureFixture[str]) -> None:
+    """What is read to check the input before the store folder is made is what gets indexed:
+    a large input is not read (and parsed) a second time."""
+    import kg_rag.api as api
+    import kg_rag.cli.documents as cli_documents
+    import kg_rag.documents as documents
+
+    calls: list[list[str]] = []
+    real = documents.read_documents
+
+    def counting(paths, *a, **k):  # type: ignore[no-untyped-def]
+        calls.append([str(p) for p in paths])
+        return real(paths, *a, **k)
+
+    monkeypatch.setattr(cli_documents, "read_documents", counting)
+    monkeypatch.setattr(api, "read_documents", counting)
+    inputs = _files(tmp_path)
+    store = tmp_path / "new"
+    assert main(["--store", str(store), "index", str(inputs / "folder")]) == 0
+    assert "indexed 1 document" in capsys.readouterr().out
+    assert len(calls) == 1
+    # an existing store reads it once too (nothing to check before opening it)
+    calls.clear()
+    assert main(["--store", str(store), "index", str(inputs / "good.txt")]) == 0
+    assert len(calls) == 1
