@@ -111,7 +111,8 @@ class _Prepared:
     nodes: list[int | None]
     seeds: dict[int, float]
     context: dict[str, float] = field(default_factory=dict)
-    #: outside English: the English words the bridge reached (a subset of ``context``)
+    #: sense-only readings outside English: the English words the bridge reached (a subset of
+    #: ``context``; empty for other requests)
     bridge: dict[str, float] = field(default_factory=dict)
 
 
@@ -391,6 +392,7 @@ class KnowledgeSelector:
         reached: dict[str, float] = {}
         covered = set(own_keys)
         bridge = lang != "en"
+        keep = bridge and dictionary.sense_only(mention.candidates)   # only its regime reads them
 
         def add_word(seed: _Seed) -> None:
             for n, w in seed.word.items():
@@ -399,8 +401,9 @@ class KnowledgeSelector:
                 for ew, v in memo.bridge_words(self, kb, seed).items():
                     old = context.get(ew, 0.0)
                     context[ew] = v if v > old else old  # max(old, v), without the call
-                    old = reached.get(ew, 0.0)
-                    reached[ew] = v if v > old else old
+                    if keep:
+                        old = reached.get(ew, 0.0)
+                        reached[ew] = v if v > old else old
 
         for other in req.others:
             key = memo.key(other.text)
