@@ -234,13 +234,12 @@ class KnowledgeGraph:
         from kg_rag.cluster import index_on_cluster
         from kg_rag.store import RemoteStore
 
-        if not isinstance(self.store, RemoteStore):
-            raise InputError("indexing on a cluster needs a remote store (--endpoint) that every "
-                             "worker writes into; an embedded store takes one process")
+        self.check_index_options(1, executor, remote=isinstance(self.store, RemoteStore))
+        store = cast(RemoteStore, self.store)
         self._check_sizes(docs)
         wsd = (WsdMode.KNOWLEDGE if mode is WsdMode.NONE else mode).value
-        return index_on_cluster(executor, self.store.endpoint, self.store.update_endpoint,
-                                self.store.token, docs, wsd, progress)
+        return index_on_cluster(executor, store.endpoint, store.update_endpoint, store.token, docs,
+                                wsd, progress)
 
     def _check_sizes(self, docs: Sequence[SourceDocument]) -> None:
         """InputError naming the first document over ``Settings.max_document_bytes``."""
@@ -409,10 +408,10 @@ class KnowledgeGraph:
         DEFAULT.with_expansion(weights)
 
     @staticmethod
-    def check_index_options(workers: int, executor: str | None = None) -> None:
+    def check_index_options(workers: int, executor: str | None = None, remote: bool = True) -> None:
         """InputError unless :meth:`index` can take ``workers`` and ``executor`` (a Dask
-        scheduler, ``dask://HOST:PORT``); the CLI checks its options with it before it opens a
-        store, so a refused option makes no new store folder."""
+        scheduler, ``dask://HOST:PORT``) on a store that is ``remote`` or not; the CLI checks its
+        options with it before it opens a store, so a refused option makes no new store folder."""
         if workers < 1:
             raise InputError(f"workers must be 1 or more, not {workers}")
         if executor is not None:
@@ -422,6 +421,9 @@ class KnowledgeGraph:
             if workers > 1:
                 raise InputError("workers and a cluster executor exclude each other: the "
                                  "cluster's workers index there")
+            if not remote:
+                raise InputError("indexing on a cluster needs a remote store (--endpoint) that "
+                                 "every worker writes into; an embedded store takes one process")
 
     @staticmethod
     def question_text(question: str) -> str:

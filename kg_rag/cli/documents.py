@@ -174,14 +174,11 @@ def cmd_index(args: argparse.Namespace) -> int:
 def _check_options(args: argparse.Namespace) -> None:
     """``--workers``, ``--executor`` and ``--lang`` checked before the store is opened: an option
     refused makes no new store folder."""
-    KnowledgeGraph.check_index_options(args.workers, args.executor)
-    if args.executor is not None:
-        if "-" in args.paths:
-            raise InputError("--executor is for folders and files (standard input is indexed "
-                             "by this process)")
-        if makes_store(args):
-            raise InputError("indexing on a cluster needs a remote store (--endpoint) that every "
-                             "worker writes into; an embedded store takes one process")
+    if args.executor is not None and "-" in args.paths:
+        raise InputError("--executor is for folders and files (standard input is indexed by "
+                         "this process)")
+    # a store this command would make is embedded: known before it is opened
+    KnowledgeGraph.check_index_options(args.workers, args.executor, remote=not makes_store(args))
     if args.lang:
         check_language(args.lang)
 
