@@ -48,6 +48,9 @@ EXCEPTIONS = {
     ("service/worker.py", "kg_rag.store.http"):
         "a remote endpoint is asked with the store layer's total deadline and its check that a "
         "200 answer is complete (X-SQL-State, X-SPARQL-MaxRows)",
+    ("service/preflight.py", "kg_rag.store.prologue"):
+        "the update's checking child parses it with the prefixes the store predeclares for it, "
+        "and its syntax error reads as the store's would",
     ("service/description.py", "kg_rag.store.prologue"):
         "the service description names the prefixes the endpoint predeclares",
     ("service/sparql_endpoint.py", "kg_rag.store.prologue"):
