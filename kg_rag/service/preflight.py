@@ -36,9 +36,8 @@ import signal
 import pyoxigraph
 
 from kg_rag.errors import QueryError, StoreError
-from kg_rag.namespaces import PREFIXES
 from kg_rag.service import sandbox
-from kg_rag.store.prologue import syntax_message
+from kg_rag.store.prologue import PREFIX_IRIS, syntax_message
 
 log = logging.getLogger(__name__)
 
@@ -65,7 +64,7 @@ class UpdateCheckFailed(StoreError):
 
 def _try(text: str, base_iri: str | None) -> dict[str, object]:  # pragma: no cover - child
     try:
-        pyoxigraph.Store().update(text, base_iri=base_iri, prefixes=dict(PREFIXES))
+        pyoxigraph.Store().update(text, base_iri=base_iri, prefixes=PREFIX_IRIS)
     except SyntaxError as e:
         return {"ok": False, "kind": "syntax", "message": str(e)[:2_000]}
     except MemoryError:

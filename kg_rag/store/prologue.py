@@ -16,6 +16,8 @@ from kg_rag.namespaces import PREFIXES
 
 #: the names of the predeclared prefixes (for the service description)
 PREDECLARED: tuple[str, ...] = tuple(PREFIXES)
+#: name → IRI, for an engine that takes the prefixes as a parameter (pyoxigraph's ``prefixes=``)
+PREFIX_IRIS: dict[str, str] = dict(PREFIXES)
 #: the prologue for an engine that cannot take prefixes as a parameter: one line, no newline
 PROLOGUE = "".join(f"PREFIX {p}: <{iri}> " for p, iri in PREFIXES.items())
 MAX_MESSAGE = 200
