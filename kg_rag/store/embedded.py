@@ -42,7 +42,6 @@ import pyoxigraph
 from pyoxigraph import NamedNode, Quad, QueryBoolean, QuerySolutions, QueryTriples, Triple
 
 from kg_rag.errors import QueryError, StoreError, StoreLockedError
-from kg_rag.namespaces import PREFIXES
 from kg_rag.store import queries
 from kg_rag.store.base import (
     GRAPH_FORMATS,
@@ -58,7 +57,7 @@ from kg_rag.store.base import (
     check_user_query,
     update_refusal,
 )
-from kg_rag.store.prologue import syntax_message
+from kg_rag.store.prologue import PREFIX_IRIS, syntax_message
 from kg_rag.store.render import Term, Values, check_quads
 
 log = logging.getLogger(__name__)
@@ -337,7 +336,7 @@ class EmbeddedStore(Store):
     def _user_update(self, text: str, base_iri: str | None) -> None:
         with self._write_section():
             try:   # the standard prefixes predeclared, as for a user's query
-                self._store.update(text, base_iri=base_iri, prefixes=dict(PREFIXES))
+                self._store.update(text, base_iri=base_iri, prefixes=PREFIX_IRIS)
             except SyntaxError as e:
                 raise QueryError(f"malformed update: {syntax_message(str(e), text)}") from None
             except RuntimeError as e:
@@ -504,7 +503,7 @@ def user_query(engine: pyoxigraph.Store, text: str, *, base_iri: str | None = No
     elif union_default:
         kwargs["use_default_graph_as_union"] = True
     if predeclare:
-        kwargs["prefixes"] = dict(PREFIXES)
+        kwargs["prefixes"] = PREFIX_IRIS
     try:
         return engine.query(text, **kwargs)
     except SyntaxError as e:
@@ -518,14 +517,15 @@ _STORE_FILE = re.compile(r"^(?:CURRENT|IDENTITY|LOCK|LOG(?:\.old\.\d+)?|MANIFEST
                          r"|\d+\.(?:log|sst|blob)|[0-9a-f]{6,}\.dbtmp|kg-rag-serving\.(?:json|tmp))$")
 
 
-def lock_holder(lock: Path) -> int | None:
+def lock_holder(lock: Path, locks: Path = Path("/proc/locks")) -> int | None:
     """The process id of *another* process holding a write lock on the engine's ``LOCK`` file
-    (what RocksDB takes while a process has the store open for writing), read from Linux's
-    ``/proc/locks``; None when there is none, or where the kernel does not say (the file is never
-    opened here: closing any descriptor of it would drop this process's own lock on it)."""
+    (what RocksDB takes while a process has the store open for writing), read from the kernel's
+    table of file locks (Linux's ``/proc/locks``); None when there is none, or where the kernel
+    keeps no such table (the file is never opened here: closing any descriptor of it would drop
+    this process's own lock on it)."""
     try:
         st = lock.stat()
-        table = Path("/proc/locks").read_text(encoding="ascii", errors="replace")
+        table = locks.read_text(encoding="ascii", errors="replace")
     except OSError:
         return None
     me = os.getpid()

@@ -158,12 +158,9 @@ class RemoteStore(Store):
         text = self.dialect.read_query(text)
         ans = self._post_form(self.endpoint, "query", text, accept)
         if ans.status == 400:
-            full = ans.body.decode("utf-8", "replace")
-            at = full.find("error at ")
-            if user_text is not None and at >= 0:   # the engine's own words, one line
-                detail = syntax_message(full[at:].rstrip("'\" \n"), user_text, shift)
-                raise QueryError(f"malformed query: {detail}") from None
-            raise QueryError(f"the endpoint rejected the query: {_first_line(full)}")
+            _malformed(ans, "query", user_text, shift)
+            raise QueryError("the endpoint rejected the query: "
+                             + _first_line(ans.body.decode("utf-8", "replace")))
         if ans.status in _REFUSED:
             raise refused(self.endpoint, ans, "the query", bool(self._auth))
         if ans.status != 200:
@@ -263,11 +260,7 @@ class RemoteStore(Store):
             if refusal:
                 raise UpdateRejected(f"the endpoint refused the update: {refusal}")
         if ans.status == 400:   # a kg-rag service says why in a problem document's detail
-            full = ans.body.decode("utf-8", "replace")
-            at = full.find("error at ")
-            if user_text is not None and at >= 0:   # the engine's own words, one line
-                detail = syntax_message(full[at:].rstrip("'\" \n"), user_text, len(PROLOGUE))
-                raise QueryError(f"malformed update: {detail}")
+            _malformed(ans, "update", user_text, len(PROLOGUE))
             raise QueryError(f"the endpoint rejected the update: {_reason(ans)}")
         if ans.status in _REFUSED:
             raise refused(self.update_endpoint, ans, "the update", bool(self._auth))
@@ -362,6 +355,16 @@ class RemoteStore(Store):
 
 #: statuses that are a refusal or an overload, not a broken endpoint: each says what to do
 _REFUSED = (401, 403, 429, 503)
+
+
+def _malformed(ans: http_.Answer, what: str, user_text: str | None, shift: int) -> None:
+    """QueryError "malformed query/update: …" in the user's positions, when a 400 answer to a
+    user's text is the engine's syntax error (``shift``: characters of prologue sent before it)."""
+    full = ans.body.decode("utf-8", "replace")
+    at = full.find("error at ")
+    if user_text is not None and at >= 0:   # the engine's own words, one line
+        detail = syntax_message(full[at:].rstrip("'\" \n"), user_text, shift)
+        raise QueryError(f"malformed {what}: {detail}")
 
 
 def _reason(ans: http_.Answer) -> str:

@@ -192,10 +192,7 @@ class ContextualSenses:
                 out.append(None)
                 continue
             tv = tv / max(float(np.linalg.norm(tv)), 1e-12)
-            cos = [float(tv @ v) if v.size else None for v in svecs]
-            known = [c for c in cos if c is not None]
-            mean = sum(known) / len(known)
-            out.append([c if c is not None else mean for c in cos])
+            out.append(_filled([float(tv @ v) if v.size else None for v in svecs]))
         return out
 
     def _sentence_vectors(self, texts: Sequence[str]) -> dict[str, np.ndarray]:
@@ -210,20 +207,29 @@ class ContextualSenses:
         (:func:`bridge_text`) and the sense's ("labels. definitions"); None without bridge
         words or with fewer than two candidates that have a text. A passage's text is encoded
         once per call."""
-        texts = [[_sense_text(ev) for ev in req.evidence] for req in requests]
-        vecs = self._sentence_vectors([t for ts in texts for t in ts])
+        live: list[tuple[str, list[str]] | None] = []   # (bridge text, sense texts) of each request
+        for req, bridge in zip(requests, bridges, strict=True):
+            ts = [_sense_text(ev) for ev in req.evidence]
+            ctx = bridge_text(bridge) if len(req.mention.candidates) > 1 else ""
+            live.append((ctx, ts) if ctx and sum(1 for t in ts if t) >= 2 else None)
+        vecs = self._sentence_vectors([t for x in live if x is not None for t in x[1]])
         passages: dict[str, np.ndarray] = {}
         out: list[list[float] | None] = []
-        for req, ts, bridge in zip(requests, texts, bridges, strict=True):
-            ctx = bridge_text(bridge) if len(req.mention.candidates) > 1 else ""
-            if not ctx or sum(1 for t in ts if t) < 2:
+        for x in live:
+            if x is None:
                 out.append(None)
                 continue
+            ctx, ts = x
             cv = passages.get(ctx)
             if cv is None:
                 cv = passages[ctx] = self.encoder.sentence(ctx)
-            cos = [float(cv @ vecs[_sentence_key(t)]) if t else None for t in ts]
-            known = [c for c in cos if c is not None]
-            mean = sum(known) / len(known)
-            out.append([c if c is not None else mean for c in cos])
+            out.append(_filled([float(cv @ vecs[_sentence_key(t)]) if t else None for t in ts]))
         return out
+
+
+def _filled(cos: list[float | None]) -> list[float]:
+    """Each candidate's cosine, the mean of the others' where it has none (no evidence either
+    way); at least one is known."""
+    known = [c for c in cos if c is not None]
+    mean = sum(known) / len(known)
+    return [c if c is not None else mean for c in cos]
