@@ -52,4 +52,33 @@ def split_affixes(word: str, lemma: str) -> tuple[str, str, str] | None:
     return None if best is None else (best[2], best[3], best[4])
 
 
-__all__ = ["split_affixes"]
+@lru_cache(maxsize=65536)
+def split_weak(word: str, lemma: str) -> tuple[str, str, str] | None:
+    """(prefix, stem as written, suffix) of ``word`` read as a form of the three-letter root
+    ``lemma`` that has lost a weak radical — only where :func:`split_affixes` finds no placement:
+    the middle ``ו`` / ``י`` of a hollow root (``ויקץ`` of ``קוץ``, ``ספו`` of ``סוף``), the repeated
+    last radical of a geminate root (``גל`` of ``גלל``), or the first ``נ`` / ``י`` (``ותשק`` of
+    ``נשק``) — this one only after a prefix-conjugation letter or the stem's ``ה``, as a bare
+    two-letter stem is found in too many words. None otherwise."""
+    lem = _medial(lemma)
+    if len(lem) != 3 or split_affixes(word, lemma) is not None:
+        return None
+    tries: list[tuple[str, bool]] = []
+    if lem[1] in _WEAK:
+        tries.append((lem[0] + lem[2], False))
+    if lem[1] == lem[2]:
+        tries.append((lem[:2], False))
+    if lem[0] in "ני":
+        tries.append((lem[1:], True))
+    for stem, after_prefix in tries:
+        found = split_affixes(word, stem)
+        if found is None:
+            continue
+        pre = found[0][1:] if found[0].startswith("ו") else found[0]
+        if after_prefix and not (pre[-1:] and pre[-1] in "יתאנה"):
+            continue
+        return found
+    return None
+
+
+__all__ = ["split_affixes", "split_weak"]

@@ -28,7 +28,7 @@ from collections.abc import Callable, Mapping, Sequence
 from kg_rag.model import Candidate, SelectionRequest, SenseEvidence
 from kg_rag.senses.knowledge.config import PosCues
 from kg_rag.text.analyse import gloss_words
-from kg_rag.text.hebrew_affixes import split_affixes
+from kg_rag.text.hebrew_affixes import split_affixes, split_weak
 from kg_rag.text.normalise import base_language, match_key
 
 #: the parts of speech the affixes speak for; every other one (preposition, pronoun…) is "other"
@@ -38,6 +38,10 @@ _PROCLITICS = ("", "ש", "ה", "ב", "כ", "ל", "מ")
 #: plural endings, and the possessive suffixes of nouns (``י`` my, ``יו`` his, ``יהם`` their, …)
 _OBJECT_PRONOUNS = frozenset("לו לה לך לי להם להן לנו לכם בו בה בם בי".split())
 _NOUN_SUFFIXES = frozenset("ים ות י יו יה יך יכם יהם ינו ותי ותיו ותם".split())
+#: the endings a word with the article can have: none, plural, feminine (a noun with a
+#: pronominal suffix, or a verb with a conjugation suffix, never takes the article)
+_ARTICLE_ENDINGS = frozenset(("", "ים", "ות", "ה", "ת", "ם", "ן"))
+_MEDIAL = str.maketrans("ךםןףץ", "כמנפצ")
 
 
 def sense_only(cands: Sequence[Candidate]) -> bool:
@@ -88,6 +92,22 @@ def hebrew_pos_scores(word: str, lemma: str, cues: PosCues, before: str | None =
     * a plural ending (``ים`` / ``ות``) or a possessive suffix (``י`` / ``יו`` / ``יהם`` …) after
       it: noun, weak; ``תי`` / ``תם`` / ``תן`` (the suffix conjugation) or the object suffix
       ``ני`` after it: verb, medium; ``ו`` alone (they did / will do): verb, weak.
+
+    And where the article cannot be, or an inflection only a verb has (2026-12-07):
+
+    * ``ה`` after ``ב`` / ``כ`` / ``ל`` (``להבזות``): the article is not written after these
+      prepositions, so the ``ה`` is a verb stem's (infinitive of a derived stem): verb, strong;
+    * ``המ`` before the lemma: the article and a participle's ``מ`` (``המחכים``): verb, medium;
+    * ``ה`` (alone or after ``ו ש מ``) with a pronominal or conjugation suffix (``והשבתי``): no
+      article takes those, so the ``ה`` is a verb stem's: verb, medium, instead of the article's
+      noun cue;
+    * ``ו`` after the first of three radicals (``שומר``, ``היוצרים``): the active participle:
+      verb, medium;
+    * a weak radical missing (:func:`~kg_rag.text.hebrew_affixes.split_weak`: ``ויקץ`` of
+      ``קוץ``, ``ותשק`` of ``נשק``): verb, medium;
+    * the previous word has the article and this one too (``הסוסים השחרים``, ``הדברים האלה``):
+      an attribute agreeing in definiteness — adjective, demonstrative or participle: each
+      medium.
     """
     score = dict.fromkeys(KINDS, 0.0)
     if before is not None:
@@ -104,21 +124,38 @@ def hebrew_pos_scores(word: str, lemma: str, cues: PosCues, before: str | None =
             score["verb"] += cues.medium
         elif after in _OBJECT_PRONOUNS:
             score["verb"] += cues.weak
-    split = split_affixes(match_key(word), match_key(lemma))
+    form, lem = match_key(word), match_key(lemma)
+    if before and len(before) > 2 and before.startswith("ה") and form.startswith(("ה", "וה")):
+        for k in ("adjective", "other", "verb"):
+            score[k] += cues.medium
+    split = split_affixes(form, lem)
+    if split is None:
+        split = split_weak(form, lem)
+        if split is not None:
+            score["verb"] += cues.medium
     if split is None:
         return score
-    pre, _, suf = split
+    pre, stem, suf = split
     if pre.startswith("ו"):
         if len(pre) == 2 and pre[1] in _IMPERFECT:
             score["verb"] += cues.strong
         pre = pre[1:]
     if pre[-1:] and pre[-1] in _IMPERFECT and pre[:-1] in _PROCLITICS:
         score["verb"] += cues.medium
+    elif pre in ("לה", "בה", "כה"):
+        score["verb"] += cues.strong
+    elif pre in ("המ", "שהמ"):
+        score["verb"] += cues.medium
+    elif pre in ("ה", "שה", "מה") and suf not in _ARTICLE_ENDINGS:
+        score["verb"] += cues.medium
     elif pre in ("ה", "שה", "מה"):
         score["noun"] += cues.medium
         score["adjective"] += cues.weak
     elif pre in ("ב", "כ"):
         score["noun"] += cues.weak
+    root = lem.translate(_MEDIAL)
+    if len(root) == 3 and len(stem) == 4 and stem[1] == "ו" and (stem[0] + stem[2:]).translate(_MEDIAL) == root:
+        score["verb"] += cues.medium
     if suf in _NOUN_SUFFIXES:
         score["noun"] += cues.weak
     elif suf in ("תי", "תם", "תן") or suf.endswith("ני"):

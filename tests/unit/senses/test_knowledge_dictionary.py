@@ -21,7 +21,7 @@ from kg_rag.senses.knowledge.dictionary import (
 )
 from kg_rag.senses.knowledge.selector import KnowledgeSelector
 from kg_rag.store import EmbeddedStore
-from kg_rag.text.hebrew_affixes import split_affixes
+from kg_rag.text.hebrew_affixes import split_affixes, split_weak
 
 
 def test_split_affixes_finds_the_lemma_with_weak_letters_and_a_final_he() -> None:
@@ -30,6 +30,26 @@ def test_split_affixes_finds_the_lemma_with_weak_letters_and_a_final_he() -> Non
     assert split_affixes("תפלתי", "תפלה") == ("", "תפלת", "י")
     assert split_affixes("ויבז", "בזה") == ("וי", "בז", "")
     assert split_affixes("ספר", "כבש") is None
+
+
+def test_split_weak_finds_a_root_that_lost_a_weak_radical() -> None:
+    assert split_weak("ויקץ", "קוץ") == ("וי", "קץ", "")      # hollow: the middle ו gone
+    assert split_weak("גל", "גלל") == ("", "גל", "")          # geminate: the last radical once
+    assert split_weak("ותשק", "נשק") == ("ות", "שק", "")      # first נ assimilated
+    assert split_weak("שקים", "נשק") is None                  # no prefix-conjugation letter
+    assert split_weak("שומרים", "שמר") is None                # split_affixes places it
+
+
+def test_hebrew_pos_cues_where_the_article_cannot_be() -> None:
+    cues = PosCues()
+    for word, lemma in (("להבזות", "בזה"), ("המחכים", "חכה"), ("והשבתי", "שבת"), ("ויקץ", "קוץ")):
+        s = hebrew_pos_scores(word, lemma, cues)
+        assert s["verb"] > s["noun"], word
+    # the participle's ו: still a noun's article and plural, but the verb is raised
+    assert hebrew_pos_scores("היוצרים", "יצר", cues)["verb"] > hebrew_pos_scores("היצרים", "יצר", cues)["verb"]
+    attribute = hebrew_pos_scores("השחרים", "שחר", cues, "הסוסים", "")
+    assert attribute["adjective"] > attribute["noun"] - cues.medium
+    assert hebrew_pos_scores("הנער", "נער", cues)["noun"] > 0.0   # the article still says noun
 
 
 def test_hebrew_pos_cues_tell_a_verb_from_a_noun() -> None:
