@@ -1,10 +1,11 @@
-"""A small thread-safe bounded LRU cache (the tables of :class:`kg_rag.derived.Derived`)."""
+"""A small thread-safe bounded LRU cache (the tables of :class:`kg_rag.derived.Derived`, the
+knowledge selector's per-process caches)."""
 
 from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Generic, TypeVar
 
 K = TypeVar("K")
@@ -13,10 +14,23 @@ V = TypeVar("V")
 
 class LRU(Generic[K, V]):
     """At most ``size`` entries, the least recently used dropped first. ``lock``: the lock to
-    hold (a registry shares its one lock with its tables); a new one when not given."""
+    hold (a registry shares its one lock with its tables); a new one when not given.
 
-    def __init__(self, size: int, lock: threading.Lock | threading.RLock | None = None) -> None:
+    ``budget`` and ``weigh``: also at most ``budget`` bytes, an entry weighing ``weigh(value)``
+    (an estimate of what the entry holds on its own: its value, key and slot). A cache whose
+    entries grow with the vocabulary a long text meets (a sense's vector, its gloss signature)
+    is bounded by what it holds, not by how many: an entry count that fits one text's words
+    is hundreds of megabytes for another's (bench/ANALYSIS.md, the 1 MB text)."""
+
+    def __init__(self, size: int, lock: threading.Lock | threading.RLock | None = None,
+                 budget: int | None = None, weigh: Callable[[V], int] | None = None) -> None:
+        if (budget is None) != (weigh is None):
+            raise ValueError("an LRU's byte budget needs its weigh function, and the other way round")
         self.size = size
+        self.budget = budget
+        self.weigh = weigh
+        #: the weight of what is held (0 without a budget)
+        self.bytes = 0
         self.data: OrderedDict[K, V] = OrderedDict()
         self.lock = lock if lock is not None else threading.Lock()
 
@@ -29,10 +43,18 @@ class LRU(Generic[K, V]):
 
     def put(self, key: K, value: V) -> None:
         with self.lock:
+            if self.weigh is not None:
+                old = self.data.get(key)
+                if old is not None:
+                    self.bytes -= self.weigh(old)
+                self.bytes += self.weigh(value)
             self.data[key] = value
             self.data.move_to_end(key)
-            while len(self.data) > self.size:
-                self.data.popitem(last=False)
+            while len(self.data) > self.size or (
+                    self.budget is not None and self.bytes > self.budget and len(self.data) > 1):
+                _, dropped = self.data.popitem(last=False)
+                if self.weigh is not None:
+                    self.bytes -= self.weigh(dropped)
 
     def split(self, keys: Iterable[K]) -> tuple[dict[K, V], list[K]]:
         """The cached values of ``keys`` and, in order and once each, the keys not cached."""
@@ -49,6 +71,7 @@ class LRU(Generic[K, V]):
     def clear(self) -> None:
         with self.lock:
             self.data.clear()
+            self.bytes = 0
 
     def __len__(self) -> int:
         return len(self.data)

@@ -17,6 +17,7 @@ candidates of one scheme are never grouped, so a store with one scheme reads as 
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 
@@ -91,7 +92,9 @@ class Schemes:
             if kept is not None:
                 kept.put_many("origins", asked)
             for iri, (g, scheme) in (stored | asked).items():
-                self._origins[iri] = None if g is None else Origin(g, names.get(g, ""), scheme)
+                # a few graphs and schemes, each read anew for every IRI: held once (interned)
+                self._origins[iri] = None if g is None else Origin(
+                    sys.intern(g), names.get(g, ""), sys.intern(scheme) if scheme else scheme)
         return {i: self._origins.get(i) for i in want}
 
     def tag(self, cands: Sequence[Candidate]) -> tuple[Candidate, ...]:

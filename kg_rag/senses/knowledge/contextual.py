@@ -99,26 +99,48 @@ def bridge_text(bridge: Mapping[str, float]) -> str:
     return " ".join(w.replace("_", " ") for w, _ in ranked)
 
 
-def _pack(v: np.ndarray) -> str | None:
-    return base64.b64encode(v.astype("<f2").tobytes()).decode("ascii") if v.size else None
+def _half(v: np.ndarray) -> bytes:
+    """A vector as it is kept: half precision, little-endian (b"": none)."""
+    return v.astype("<f2").tobytes() if v.size else b""
 
 
-def _unpack(text: str | None) -> np.ndarray:
-    if not text:
+def _pack(raw: bytes) -> str | None:
+    return base64.b64encode(raw).decode("ascii") if raw else None
+
+
+def _raw(text: str | None) -> bytes:
+    return base64.b64decode(text) if text else b""
+
+
+def _unpack(raw: bytes) -> np.ndarray:
+    """A kept vector in single precision, normalised (the empty array: none)."""
+    if not raw:
         return _NONE
-    v = np.frombuffer(base64.b64decode(text), dtype="<f2").astype(np.float32)
+    v = np.frombuffer(raw, dtype="<f2").astype(np.float32)
     return v / max(float(np.linalg.norm(v)), 1e-12)
+
+
+#: bytes of vectors a process keeps (each kind: sense vectors, sentence vectors). Held as kept
+#: (half precision, ~1 kB an entry with its key and slot, not ~1.7 kB in single precision), so
+#: ~30,000 of each; a long text meets more (43,000 sense vectors for the bench's 1 MB text) and
+#: reads the rest again from the kept facts (bench/ANALYSIS.md, issue 17's memory row).
+KEEP_BYTES = 32 << 20
+
+
+def _weight(raw: bytes) -> int:
+    return len(raw) + 200   # the bytes object's header, the 32-character key, the LRU's slot
 
 
 class ContextualSenses:
     """Sense vectors (kept under a hash of their texts, :func:`_key`) and the cosine of each
     request's candidates."""
 
-    def __init__(self, encoder: TokenEncoder, kept: KeptFacts | None = None, keep: int = 200_000) -> None:
+    def __init__(self, encoder: TokenEncoder, kept: KeptFacts | None = None,
+                 keep_bytes: int = KEEP_BYTES) -> None:
         self.encoder = encoder
         self.kept = kept
-        self._senses: LRU[str, np.ndarray] = LRU(keep)
-        self._sentences: LRU[str, np.ndarray] = LRU(keep)
+        self._senses: LRU[str, bytes] = LRU(1 << 30, budget=keep_bytes, weigh=_weight)
+        self._sentences: LRU[str, bytes] = LRU(1 << 30, budget=keep_bytes, weigh=_weight)
 
     def _build(self, cand: Candidate, ev: SenseEvidence) -> np.ndarray:
         lemma, defs, examples = _texts(cand, ev)
@@ -147,24 +169,25 @@ class ContextualSenses:
         from this process, the kept facts, or made now and kept."""
         return self._kept(self._senses, "vectors", wanted, lambda pair: self._build(*pair))
 
-    def _kept(self, lru: LRU[str, np.ndarray], kind: Kind, wanted: Mapping[str, T],
+    def _kept(self, lru: LRU[str, bytes], kind: Kind, wanted: Mapping[str, T],
               make: Callable[[T], np.ndarray]) -> dict[str, np.ndarray]:
-        """Each key's vector from ``lru``, the kept facts of ``kind``, or ``make`` (then kept)."""
+        """Each key's vector from ``lru``, the kept facts of ``kind``, or ``make`` (then kept).
+        Every vector is read from its kept form (half precision): a vector made now, one read
+        later and one held by the process give one decision."""
         found, missing = lru.split(wanted)
         if missing and self.kept is not None:
             for k, text in self.kept.get_many(kind, missing).items():
-                found[k] = _unpack(text)
+                found[k] = _raw(text)
                 lru.put(k, found[k])
             missing = [k for k in missing if k not in found]
         made: dict[str, str | None] = {}
         for k in missing:
-            made[k] = _pack(make(wanted[k]))
-            # as kept (half precision): a vector made now and one read later give one decision
-            v = found[k] = _unpack(made[k])
-            lru.put(k, v)
+            found[k] = _half(make(wanted[k]))
+            made[k] = _pack(found[k])
+            lru.put(k, found[k])
         if made and self.kept is not None:
             self.kept.put_many(kind, made)
-        return found
+        return {k: _unpack(raw) for k, raw in found.items()}
 
     def cosines(self, requests: Sequence[SelectionRequest]) -> list[list[float] | None]:
         """Per request, each candidate's cosine, or None (fewer than two candidates with a

@@ -41,6 +41,7 @@ from __future__ import annotations
 import itertools
 import logging
 import math
+import sys
 from collections import OrderedDict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -50,6 +51,7 @@ from typing import Literal, cast
 import numpy as np
 
 from kg_rag.annotate.candidates import lemma_readings
+from kg_rag.cache import LRU
 from kg_rag.model import Agent, Candidate, Selection, SelectionRequest
 from kg_rag.pipeline.evidence_index import evidence_index
 from kg_rag.pipeline.kept_facts import shared_facts
@@ -122,6 +124,17 @@ def _ranks(cands: Sequence[Candidate]) -> list[int]:
     return [c.rank if c.rank is not None and c.rank > 0 else pos[i] + 1 for i, c in enumerate(cands)]
 
 
+#: bytes of Lesk signatures a selector keeps (:meth:`KnowledgeSelector._signature`, one per
+#: candidate met; ~1.4 kB each, their words shared with the gloss vocabulary): ~23,000. An entry
+#: count (50,000 before) let them grow to ~70 MB on the bench's 1 MB text; one dropped is made
+#: again from the knowledge base (bench/ANALYSIS.md, issue 17's memory row).
+SIGNATURE_BYTES = 32 << 20
+
+
+def _signature_weight(sig: dict[str, float]) -> int:
+    return sys.getsizeof(sig) + 150   # the table (its words are shared), the key, the LRU's slot
+
+
 @lru_cache(maxsize=100_000)
 def _english_words(lemma: str) -> tuple[str, ...]:
     return tuple(words(lemma, "en"))
@@ -179,7 +192,8 @@ class KnowledgeSelector:
         self.config = cfg
         self.agent = Agent(name="knowledge", version=self.config.version())
         self._kb: KnowledgeBase | None = None
-        self._signatures: OrderedDict[str, dict[str, float]] = OrderedDict()
+        self._signatures: LRU[str, dict[str, float]] = LRU(1 << 30, budget=SIGNATURE_BYTES,
+                                                           weigh=_signature_weight)
         self._elsewhere: OrderedDict[tuple[str, str, frozenset[str]], dict[str, int]] = OrderedDict()
         self._ctx: ContextualSenses | Literal[False] | None = None
 
@@ -450,9 +464,7 @@ class KnowledgeSelector:
         elif node is not None:
             for wid in kb.gloss(node).tolist():
                 sig[kb.vocab[wid]] = 1.0
-        self._signatures[key] = sig
-        if len(self._signatures) > 50_000:
-            self._signatures.popitem(last=False)
+        self._signatures.put(key, sig)
         return sig
 
     def _lesk(self, kb: KnowledgeBase, p: _Prepared) -> list[float]:

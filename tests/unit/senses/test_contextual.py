@@ -128,6 +128,26 @@ def test_sense_vectors_are_kept_between_processes(store: EmbeddedStore, tmp_path
     assert first.cosines([req]) == got
 
 
+def test_a_process_holds_its_vectors_within_a_byte_budget(store: EmbeddedStore, tmp_path: Path) -> None:
+    """Vectors held as kept (half precision) and bounded by bytes: a process that may hold one
+    vector reads the others back from the kept facts, with the same cosines, and makes none
+    twice."""
+    enc = encoder.load()
+    assert enc is not None
+    req = _request(store, PICNIC, "bank", bank_candidates())
+    roomy = ContextualSenses(enc, KeptFacts(tmp_path / "facts.sqlite"))
+    got = roomy.cosines([req])
+    assert got[0] is not None
+    held = roomy._senses
+    assert len(held) == 2 and all(isinstance(v, bytes) and len(v) == 2 * 384 for v in held.data.values())
+    assert held.bytes == sum(len(v) + 200 for v in held.data.values())
+    counting = _NoEncoding(enc)
+    tight = ContextualSenses(counting, KeptFacts(tmp_path / "facts.sqlite"), keep_bytes=1_000)  # type: ignore[arg-type]
+    assert tight.cosines([req]) == got and tight.cosines([req]) == got
+    assert len(tight._senses) == 1
+    assert counting.calls == 2   # the passage, once per call: no sense vector made again
+
+
 @pytest.fixture
 def no_encoder(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     monkeypatch.setattr(encoder, "folder", lambda: None)
