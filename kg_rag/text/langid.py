@@ -69,8 +69,12 @@ def _classifier() -> Any:
             from py3langid.langid import LanguageIdentifier
 
             ptc, pc, classes, nextmove, row, output = _model()
-            ident = LanguageIdentifier(ptc, pc, classes, nextmove, output, norm_probs=True, tk_row=row)
-            ident.set_languages(list(SUPPORTED))
+            # the supported languages' columns only, as ``set_languages`` would take them: the
+            # identifier keeps the model it is given, and the whole one (142 languages) is
+            # 25 MB more of every process's memory
+            keep = [i for i, c in enumerate(classes) if c in _SUPPORTED_SET]
+            ident = LanguageIdentifier(ptc[:, keep], pc[keep], [classes[i] for i in keep], nextmove,
+                                       output, norm_probs=True, tk_row=row)
             _identifier = ident
         return _identifier
 

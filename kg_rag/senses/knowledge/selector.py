@@ -116,6 +116,11 @@ class _Prepared:
     #: sense-only readings outside English: the English words the bridge reached (a subset of
     #: ``context``; empty for other requests)
     bridge: dict[str, float] = field(default_factory=dict)
+    #: what :meth:`KnowledgeSelector.components` read from ``context`` and ``seeds`` before it
+    #: let them go: the Lesk scores, whether there were seeds, the PPR scores of the candidates
+    lesk: list[float] = field(default_factory=list)
+    has_seeds: bool = False
+    ppr: dict[int, float] = field(default_factory=dict)
 
 
 def _ranks(cands: Sequence[Candidate]) -> list[int]:
@@ -266,23 +271,36 @@ class KnowledgeSelector:
             + ("" if comp.has_seeds else " (no context concepts)"))
 
     def components(self, requests: Sequence[SelectionRequest]) -> list[Components | None]:
-        """The raw signals of every request (PPR batched over all of them)."""
+        """The raw signals of every request (PPR batched over all of them).
+
+        A request's prepared state (its context words and PPR seeds: ~40 kB, most of a
+        section's memory when it is decided) is read as soon as it is complete and then let go:
+        its Lesk scores right after it is prepared, its PPR once :attr:`~KnowledgeSelectorConfig.ppr_batch`
+        requests that walk are prepared — the same batches, in the same order, as when every
+        request was prepared first, so every score is the same to the last bit."""
         kb, cfg = self.kb, self.config
         prepared: list[_Prepared | None] = []
         memo = _BatchMemo()
-        for req in requests:
-            prepared.append(self._prepare(kb, req, memo) if req.mention.candidates else None)
         rich = informed(kb, cfg.prior)
-        live = [p for p in prepared if p is not None and p.seeds
-                and cfg.weights_of(_regime(p.request.mention.candidates, rich)).ppr]
-        ppr: dict[int, dict[int, float]] = {}
-        for i in range(0, len(live), cfg.ppr_batch):
-            chunk = live[i : i + cfg.ppr_batch]
-            targets = sorted({n for q in chunk for n in q.nodes if n is not None})
-            r = kb.ppr([q.seeds for q in chunk], damping=cfg.damping, iterations=cfg.iterations,
-                       targets=targets, hops=cfg.hops)
-            for j, q in enumerate(chunk):
-                ppr[id(q)] = {n: float(r[n][j]) for n in q.nodes if n is not None}
+        walking: list[_Prepared] = []
+        for req in requests:
+            if not req.mention.candidates:
+                prepared.append(None)
+                continue
+            one = self._prepare(kb, req, memo)
+            one.lesk = self._lesk(kb, one)
+            one.context = {}
+            one.has_seeds = bool(one.seeds)
+            if one.seeds and cfg.weights_of(_regime(req.mention.candidates, rich)).ppr:
+                walking.append(one)
+                if len(walking) == cfg.ppr_batch:
+                    self._walk(kb, walking)
+                    walking = []
+            else:
+                one.seeds = {}
+            prepared.append(one)
+        if walking:
+            self._walk(kb, walking)
         fits = iter(frame_fits(self.store, [p.request for p in prepared if p is not None], cfg.frames))
         freq = sense_frequencies(kb, self.store, (
             c.sense_key for p in prepared if p is not None and not _foreign(p.request.mention.candidates)
@@ -294,14 +312,14 @@ class KnowledgeSelector:
                 out.append(None)
                 continue
             cands = p.request.mention.candidates
-            scores = ppr.get(id(p), {})
+            scores = p.ppr
             big = _wordnet_scale(cands, rich)
             if dictionary.sense_only(cands):
                 out.append(Components(
-                    ranks=_ranks(cands), nodes=p.nodes, ppr=[0.0] * len(cands), lesk=self._lesk(kb, p),
+                    ranks=_ranks(cands), nodes=p.nodes, ppr=[0.0] * len(cands), lesk=p.lesk,
                     en_prior=dictionary.richness_prior(p.request.evidence),
                     pos_fit=dictionary.pos_fit(p.request, cfg.pos_cues, self._kinds_elsewhere),
-                    dictionary=True, has_seeds=bool(p.seeds), contextual=cos))
+                    dictionary=True, has_seeds=p.has_seeds, contextual=cos))
                 continue
             ranks = _ranks(cands)
             out.append(Components(
@@ -311,11 +329,22 @@ class KnowledgeSelector:
                 if freq and not _foreign(cands) else None,
                 informed=big,
                 ppr=[float(scores.get(n, 0.0)) if n is not None else 0.0 for n in p.nodes],
-                lesk=self._lesk(kb, p),
+                lesk=p.lesk,
                 case=case_mismatch(p.request.mention, p.request.context, cands), frames=next(fits),
                 pos_fit=pos_evidence(p.request, cfg.pos_cues),
-                has_seeds=bool(p.seeds), contextual=cos))
+                has_seeds=p.has_seeds, contextual=cos))
         return out
+
+    def _walk(self, kb: KnowledgeBase, chunk: Sequence[_Prepared]) -> None:
+        """One PPR over the seeds of ``chunk`` (one batch): each request's scores of its own
+        candidates' nodes kept, its seeds let go."""
+        cfg = self.config
+        targets = sorted({n for q in chunk for n in q.nodes if n is not None})
+        r = kb.ppr([q.seeds for q in chunk], damping=cfg.damping, iterations=cfg.iterations,
+                   targets=targets, hops=cfg.hops)
+        for j, q in enumerate(chunk):
+            q.ppr = {n: float(r[n][j]) for n in q.nodes if n is not None}
+            q.seeds = {}
 
     def _contextual(self, prepared: Sequence[_Prepared | None], rich: bool) -> list[list[float] | None]:
         """The contextual signal (:mod:`.contextual`) of each request whose regime weighs it:
