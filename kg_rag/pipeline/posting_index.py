@@ -142,6 +142,27 @@ def _renumber(table: list[str], merged: list[str]) -> np.ndarray:
     return np.fromiter((where[x] for x in table), np.int64, len(table))
 
 
+def _firsts(*keys: np.ndarray) -> np.ndarray | None:
+    """The positions, in order, of the first row of each distinct key (``keys``: its columns);
+    None when no key repeats. A stable sort of the columns, not ``np.unique`` over a stacked
+    copy of them: the last merge of a long document's segments holds millions of rows, and
+    unique's copies were the peak of indexing a 1 MB text (bench/ANALYSIS.md)."""
+    n = len(keys[0])
+    if n < 2:
+        return None
+    order = np.lexsort(keys[::-1])   # by the first column, then the next…; equal keys in row order
+    repeat = np.ones(n - 1, dtype=bool)
+    for k in keys:
+        ks = k[order]
+        repeat &= ks[1:] == ks[:-1]
+        del ks
+    if not repeat.any():
+        return None
+    keep = np.ones(n, dtype=bool)
+    keep[1:] = ~repeat
+    return np.sort(order[keep])
+
+
 def _merge(old: Block, new: Block, keep_retires: bool) -> Block:
     """Two consecutive segments as one: ``old``'s entries of the documents ``new`` retires
     dropped, the same node written twice kept once (the newer); the retirements of both kept
@@ -156,10 +177,8 @@ def _merge(old: Block, new: Block, keep_retires: bool) -> Block:
         (new.node, old.node[keep]), (new.labels, old.labels[keep]),
         (new.agreement, old.agreement[keep]), (new.meaning, old.meaning[keep]))]
     # one entry per (document, node), the newer first in ``cols``
-    key = np.stack([cols[1].astype(np.uint64), cols[2]], axis=1)
-    _, first = np.unique(key, axis=0, return_index=True)
-    if len(first) < len(cols[0]):
-        first.sort()
+    first = _firsts(cols[1], cols[2])
+    if first is not None:
         cols = [c[first] for c in cols]
     typed = (old.typed - new.dropped) | new.typed
     c, d, node, labels, agreement, meaning = cols
@@ -170,10 +189,8 @@ def _merge(old: Block, new: Block, keep_retires: bool) -> Block:
     sc = np.concatenate([_renumber(new.concepts, concepts)[new.s_concept], nm[old.s_concept[skeep]]])
     sa = np.concatenate([new.s_ann, old.s_ann[skeep]])
     sp = np.concatenate([new.s_pos, old.s_pos[skeep]]).reshape(-1, 4)
-    skey = np.stack([sd.astype(np.uint64), sc.astype(np.uint64), sa], axis=1)
-    _, sfirst = np.unique(skey, axis=0, return_index=True)
-    if len(sfirst) < len(sd):
-        sfirst.sort()
+    sfirst = _firsts(sd, sc, sa)
+    if sfirst is not None:
         sd, sc, sa, sp = sd[sfirst], sc[sfirst], sa[sfirst], sp[sfirst]
     if keep_retires:
         return Block(concepts, docs, c, d, node, labels, agreement, meaning,

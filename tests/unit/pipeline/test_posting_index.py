@@ -259,3 +259,25 @@ def test_a_failing_index_never_fails_the_write(demo: Path, tmp_path: Path,
     assert "extra-2" in {d["id"] for d in kg.documents()}     # written; the run's end rebuilt it
     _current_and_same(kg)
     kg.close()
+
+
+def test_the_first_row_of_each_key_as_unique_over_stacked_columns_gives_it() -> None:
+    """The merge's dedupe (a stable sort of the key columns) keeps exactly the rows np.unique over
+    the stacked columns keeps (its first occurrences, in order), and says when none repeats."""
+    import numpy as np
+
+    from kg_rag.pipeline.posting_index import _firsts
+
+    rng = np.random.default_rng(7)
+    for n, high in ((0, 3), (1, 3), (50, 3), (500, 20), (2_000, 10_000)):
+        a = rng.integers(0, high, n).astype(np.int64)
+        b = rng.integers(0, high, n).astype(np.uint64)
+        c = rng.integers(0, 4, n).astype(np.uint64)
+        for cols in ((a, b), (a, b, c)):
+            _, first = np.unique(np.stack([x.astype(np.uint64) for x in cols], axis=1), axis=0,
+                                 return_index=True)
+            got = _firsts(*cols)
+            if len(first) == n:
+                assert got is None
+            else:
+                assert got is not None and got.tolist() == sorted(first.tolist())
