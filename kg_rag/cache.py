@@ -13,7 +13,7 @@ V = TypeVar("V")
 
 
 class LRU(Generic[K, V]):
-    """At most ``size`` entries, the least recently used dropped first. ``lock``: the lock to
+    """At most ``size`` entries (None: no count), the least recently used dropped first. ``lock``: the lock to
     hold (a registry shares its one lock with its tables); a new one when not given.
 
     ``budget`` and ``weigh``: also at most ``budget`` bytes, an entry weighing ``weigh(value)``
@@ -22,7 +22,7 @@ class LRU(Generic[K, V]):
     is bounded by what it holds, not by how many: an entry count that fits one text's words
     is hundreds of megabytes for another's (bench/ANALYSIS.md, the 1 MB text)."""
 
-    def __init__(self, size: int, lock: threading.Lock | threading.RLock | None = None,
+    def __init__(self, size: int | None, lock: threading.Lock | threading.RLock | None = None,
                  budget: int | None = None, weigh: Callable[[V], int] | None = None) -> None:
         if (budget is None) != (weigh is None):
             raise ValueError("an LRU's byte budget needs its weigh function, and the other way round")
@@ -50,7 +50,7 @@ class LRU(Generic[K, V]):
                 self.bytes += self.weigh(value)
             self.data[key] = value
             self.data.move_to_end(key)
-            while len(self.data) > self.size or (
+            while (self.size is not None and len(self.data) > self.size) or (
                     self.budget is not None and self.bytes > self.budget and len(self.data) > 1):
                 _, dropped = self.data.popitem(last=False)
                 if self.weigh is not None:

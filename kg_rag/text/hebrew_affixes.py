@@ -17,7 +17,8 @@ _MEDIAL = {"ך": "כ", "ם": "מ", "ן": "נ", "ף": "פ", "ץ": "צ"}
 _WEAK = "וי"
 
 
-def _medial(text: str) -> str:
+def medial(text: str) -> str:
+    """``text`` with each final letter form (ך ם ן ף ץ) as its medial one."""
     return "".join(_MEDIAL.get(ch, ch) for ch in text)
 
 
@@ -32,7 +33,7 @@ def _variants(lemma: str) -> tuple[str, ...]:
 def split_affixes(word: str, lemma: str) -> tuple[str, str, str] | None:
     """(prefix, lemma as written, suffix) of ``word`` (match keys: no niqqud), or None when the
     lemma's letters are not found in it."""
-    w, lem = _medial(word), _medial(lemma)
+    w, lem = medial(word), medial(lemma)
     best: tuple[int, int, str, str, str] | None = None
     for variant in _variants(lem):
         for i in range(len(w)):
@@ -60,7 +61,7 @@ def split_weak(word: str, lemma: str) -> tuple[str, str, str] | None:
     last radical of a geminate root (``גל`` of ``גלל``), or the first ``נ`` / ``י`` (``ותשק`` of
     ``נשק``) — this one only after a prefix-conjugation letter or the stem's ``ה``, as a bare
     two-letter stem is found in too many words. None otherwise."""
-    lem = _medial(lemma)
+    lem = medial(lemma)
     if len(lem) != 3 or split_affixes(word, lemma) is not None:
         return None
     tries: list[tuple[str, bool]] = []
@@ -81,4 +82,4 @@ def split_weak(word: str, lemma: str) -> tuple[str, str, str] | None:
     return None
 
 
-__all__ = ["split_affixes", "split_weak"]
+__all__ = ["medial", "split_affixes", "split_weak"]

@@ -17,7 +17,7 @@ def test_an_entry_count_drops_the_least_recently_used() -> None:
 
 
 def test_a_byte_budget_bounds_what_is_held_not_how_many() -> None:
-    lru: LRU[str, bytes] = LRU(1_000, budget=100, weigh=len)
+    lru: LRU[str, bytes] = LRU(None, budget=100, weigh=len)
     for k in "abcdef":
         lru.put(k, b"x" * 30)
     assert len(lru) == 3 and lru.bytes == 90

@@ -139,8 +139,8 @@ class ContextualSenses:
                  keep_bytes: int = KEEP_BYTES) -> None:
         self.encoder = encoder
         self.kept = kept
-        self._senses: LRU[str, bytes] = LRU(1 << 30, budget=keep_bytes, weigh=_weight)
-        self._sentences: LRU[str, bytes] = LRU(1 << 30, budget=keep_bytes, weigh=_weight)
+        self._senses: LRU[str, bytes] = LRU(None, budget=keep_bytes, weigh=_weight)
+        self._sentences: LRU[str, bytes] = LRU(None, budget=keep_bytes, weigh=_weight)
 
     def _build(self, cand: Candidate, ev: SenseEvidence) -> np.ndarray:
         lemma, defs, examples = _texts(cand, ev)

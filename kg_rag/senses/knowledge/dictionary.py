@@ -28,7 +28,7 @@ from collections.abc import Callable, Mapping, Sequence
 from kg_rag.model import Candidate, SelectionRequest, SenseEvidence
 from kg_rag.senses.knowledge.config import PosCues
 from kg_rag.text.analyse import gloss_words
-from kg_rag.text.hebrew_affixes import split_affixes, split_weak
+from kg_rag.text.hebrew_affixes import medial, split_affixes, split_weak
 from kg_rag.text.normalise import base_language, match_key
 
 #: the parts of speech the affixes speak for; every other one (preposition, pronoun…) is "other"
@@ -41,7 +41,6 @@ _NOUN_SUFFIXES = frozenset("ים ות י יו יה יך יכם יהם ינו ו�
 #: the endings a word with the article can have: none, plural, feminine (a noun with a
 #: pronominal suffix, or a verb with a conjugation suffix, never takes the article)
 _ARTICLE_ENDINGS = frozenset(("", "ים", "ות", "ה", "ת", "ם", "ן"))
-_MEDIAL = str.maketrans("ךםןףץ", "כמנפצ")
 
 
 def sense_only(cands: Sequence[Candidate]) -> bool:
@@ -153,8 +152,8 @@ def hebrew_pos_scores(word: str, lemma: str, cues: PosCues, before: str | None =
         score["adjective"] += cues.weak
     elif pre in ("ב", "כ"):
         score["noun"] += cues.weak
-    root = lem.translate(_MEDIAL)
-    if len(root) == 3 and len(stem) == 4 and stem[1] == "ו" and (stem[0] + stem[2:]).translate(_MEDIAL) == root:
+    root = medial(lem)
+    if len(root) == 3 and len(stem) == 4 and stem[1] == "ו" and medial(stem[0] + stem[2:]) == root:
         score["verb"] += cues.medium
     if suf in _NOUN_SUFFIXES:
         score["noun"] += cues.weak

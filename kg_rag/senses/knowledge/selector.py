@@ -197,7 +197,7 @@ class KnowledgeSelector:
         self.config = cfg
         self.agent = Agent(name="knowledge", version=self.config.version())
         self._kb: KnowledgeBase | None = None
-        self._signatures: LRU[str, dict[str, float]] = LRU(1 << 30, budget=SIGNATURE_BYTES,
+        self._signatures: LRU[str, dict[str, float]] = LRU(None, budget=SIGNATURE_BYTES,
                                                            weigh=_signature_weight)
         self._elsewhere: OrderedDict[tuple[str, str, frozenset[str]], dict[str, int]] = OrderedDict()
         self._ctx: ContextualSenses | Literal[False] | None = None
