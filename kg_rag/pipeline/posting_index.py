@@ -58,7 +58,7 @@ from kg_rag.store import Change, Store, Values, stamp
 log = logging.getLogger(__name__)
 
 #: the layout of the files; another layout is not read (and is rebuilt)
-FORMAT = 3
+FORMAT = 4
 #: a segment is merged into the one before it when that one has at most this many times its entries
 MERGE_RATIO = 4
 #: documents per query when the index is built from the store
@@ -68,6 +68,22 @@ _PREDICATES = {KGR.postingConcept.value: 0, KGR.labelCount.value: 1,
                KGR.agreementSum.value: 2, KGR.meaningProbability.value: 3}
 _ARRAYS = ("doc", "node", "labels", "agreement", "meaning", "offsets",
            "s_doc", "s_concept", "s_ann", "s_pos", "s_offsets")
+#: a row's number in a segment's concept or document table, in memory (the files hold uint32):
+#: half the width of int64 in the merges, whose copies of a long document's rows are the peak
+#: of indexing it (bench/ANALYSIS.md)
+_NUM = np.int32
+#: an annotation's four character offsets (start, end, passage start, passage end), in memory
+#: and in the files: a text of up to 4 G characters
+_POS = np.uint32
+
+
+def _positions(rows: Sequence[tuple[int, int, int, int]]) -> np.ndarray:
+    """Spans' offsets as an (n, 4) array; an offset beyond what :data:`_POS` holds is an
+    error, never a wrapped number."""
+    a = np.asarray(rows, np.int64).reshape(len(rows), 4)
+    if len(a) and (a.min() < 0 or a.max() > np.iinfo(_POS).max):
+        raise ValueError("an annotation offset out of the posting index's range")
+    return a.astype(_POS)
 
 
 # --- one segment ---------------------------------------------------------------------------
@@ -123,15 +139,15 @@ class Block:
         c_no, d_no = {c: i for i, c in enumerate(concepts)}, {d: i for i, d in enumerate(docs)}
         n, m = len(e.doc), len(e.spans)
         return cls(concepts, docs,
-                   np.fromiter((c_no[c] for c in e.concept), np.int64, n),
-                   np.fromiter((d_no[d] for d in e.doc), np.int64, n),
+                   np.fromiter((c_no[c] for c in e.concept), _NUM, n),
+                   np.fromiter((d_no[d] for d in e.doc), _NUM, n),
                    np.asarray(e.node, np.uint64), np.asarray(e.labels, np.int64),
                    np.asarray(e.agreement, np.float64), np.asarray(e.meaning, np.float64),
                    frozenset(e.retires), frozenset(e.typed), frozenset(e.dropped),
-                   np.fromiter((d_no[r[0]] for r in e.spans), np.int64, m),
-                   np.fromiter((c_no[r[1]] for r in e.spans), np.int64, m),
+                   np.fromiter((d_no[r[0]] for r in e.spans), _NUM, m),
+                   np.fromiter((c_no[r[1]] for r in e.spans), _NUM, m),
                    np.asarray([r[2] for r in e.spans], np.uint64),
-                   np.asarray([r[3] for r in e.spans], np.int64).reshape(m, 4))
+                   _positions([r[3] for r in e.spans]))
 
     def __len__(self) -> int:
         return len(self.doc)
@@ -139,7 +155,7 @@ class Block:
 
 def _renumber(table: list[str], merged: list[str]) -> np.ndarray:
     where = {x: i for i, x in enumerate(merged)}
-    return np.fromiter((where[x] for x in table), np.int64, len(table))
+    return np.fromiter((where[x] for x in table), _NUM, len(table))
 
 
 def _firsts(*keys: np.ndarray) -> np.ndarray | None:
@@ -170,7 +186,7 @@ def _merge(old: Block, new: Block, keep_retires: bool) -> Block:
     concepts = sorted(set(old.concepts) | set(new.concepts))
     docs = sorted(set(old.docs) | set(new.docs))
     om, nm = _renumber(old.docs, docs), _renumber(old.concepts, concepts)
-    keep = ~np.isin(old.doc, np.asarray([i for i, d in enumerate(old.docs) if d in new.retires], np.int64))
+    keep = ~np.isin(old.doc, np.asarray([i for i, d in enumerate(old.docs) if d in new.retires], _NUM))
     cols = [np.concatenate([a, b]) for a, b in (
         (_renumber(new.concepts, concepts)[new.concept], nm[old.concept[keep]]),
         (_renumber(new.docs, docs)[new.doc], om[old.doc[keep]]),
@@ -184,7 +200,7 @@ def _merge(old: Block, new: Block, keep_retires: bool) -> Block:
     c, d, node, labels, agreement, meaning = cols
     # the spans: those of the documents ``new`` drops are gone; one row per (document,
     # annotation, concept), the newer first
-    skeep = ~np.isin(old.s_doc, np.asarray([i for i, x in enumerate(old.docs) if x in new.dropped], np.int64))
+    skeep = ~np.isin(old.s_doc, np.asarray([i for i, x in enumerate(old.docs) if x in new.dropped], _NUM))
     sd = np.concatenate([_renumber(new.docs, docs)[new.s_doc], om[old.s_doc[skeep]]])
     sc = np.concatenate([_renumber(new.concepts, concepts)[new.s_concept], nm[old.s_concept[skeep]]])
     sa = np.concatenate([new.s_ann, old.s_ann[skeep]])
@@ -263,12 +279,12 @@ class Segment:
         return self._doc_index.get(doc)
 
     def block(self) -> Block:
-        concept = np.repeat(np.arange(len(self.concepts), dtype=np.int64), np.diff(self.offsets))
-        return Block(self.concepts, self.docs, concept, np.asarray(self.doc, np.int64),
+        concept = np.repeat(np.arange(len(self.concepts), dtype=_NUM), np.diff(self.offsets))
+        return Block(self.concepts, self.docs, concept, self.doc.astype(_NUM),
                      np.asarray(self.node), np.asarray(self.labels), np.asarray(self.agreement),
                      np.asarray(self.meaning), frozenset(self.retires), frozenset(self.typed),
-                     frozenset(self.dropped), np.asarray(self.s_doc, np.int64),
-                     np.asarray(self.s_concept, np.int64), np.asarray(self.s_ann),
+                     frozenset(self.dropped), self.s_doc.astype(_NUM),
+                     self.s_concept.astype(_NUM), np.asarray(self.s_ann),
                      np.asarray(self.s_pos).reshape(-1, 4))
 
 

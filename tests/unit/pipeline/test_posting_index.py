@@ -281,3 +281,17 @@ def test_the_first_row_of_each_key_as_unique_over_stacked_columns_gives_it() -> 
                 assert got is None
             else:
                 assert got is not None and got.tolist() == sorted(first.tolist())
+
+
+def test_span_offsets_are_kept_exactly_to_the_last_one_the_files_hold(tmp_path: Path) -> None:
+    """Offsets are held in 32 bits (a text of up to 4 G characters): the largest round-trips a
+    segment's files; a larger one is refused, never wrapped."""
+    from kg_rag.pipeline.posting_index import Block, Entries, Segment, _write_segment
+
+    top = 2**32 - 1
+    e = Entries(spans=[("d", "c", 7, (top - 5, top, 0, top))])
+    _write_segment(tmp_path / "s", Block.of(e))
+    seg = Segment(tmp_path / "s")
+    assert [int(x) for x in seg.s_pos[0]] == [top - 5, top, 0, top]
+    with pytest.raises(ValueError, match="offset"):
+        Block.of(Entries(spans=[("d", "c", 7, (0, top + 1, 0, top + 1))]))
