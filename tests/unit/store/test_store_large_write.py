@@ -121,3 +121,28 @@ def test_a_small_change_is_one_transaction_a_large_one_goes_through_the_bulk_loa
         store.apply(Change(insert=_quads(19)))   # parts of 10, each without what is held (9)
         assert counting.sizes == [("extend", 9), ("bulk", 1), ("bulk", 9)]
         assert {str(q) for q in counting._engine} == {str(q) for q in _quads(19)}
+
+
+def test_a_subject_the_store_knows_has_each_quad_looked_up_a_new_one_none(small_parts: int,
+                                                                          tmp_path: Path) -> None:
+    """Only quads whose subject the store holds something about (in that graph) are looked up one
+    by one: a new fact about a known subject is written, a known fact is not written again — and
+    so a failed write never removes it — and a subject known in another graph counts as new."""
+    s = NamedNode("urn:kgr-test:s3")
+    known = Quad(s, P, Literal("v3"), G)
+    elsewhere = Quad(NamedNode("urn:kgr-test:s4"), P, Literal("v4"), SHARED)
+    with EmbeddedStore(tmp_path / "s") as store:
+        store.apply(Change(insert=[known, elsewhere]))
+        counting = _CountingEngine(store._store)
+        store._store = counting  # type: ignore[assignment]
+        extra = Quad(s, P, Literal("more"), G)
+        store.apply(Change(insert=[*_quads(10), extra]))
+        # s3 "v3" (in _quads too) is left out; its new quad and s4 (known only elsewhere) written
+        assert counting.sizes == [("bulk", 9), ("bulk", 1)]
+        assert extra in counting._engine and Quad(NamedNode("urn:kgr-test:s4"), P, Literal("v4"), G) in counting._engine
+        engine = counting._engine
+        store._store = _FailingEngine(engine, fail_at=1)  # type: ignore[assignment]
+        with pytest.raises(StoreError, match="nothing was written"):
+            store.apply(Change(insert=[known, *_quads(30)[20:]]))
+        store._store = engine
+        assert known in engine and extra in engine
