@@ -34,6 +34,7 @@ from dataclasses import dataclass, field, replace
 from pyoxigraph import NamedNode
 
 from kg_rag.annotate import Annotator
+from kg_rag.cache import give_back
 from kg_rag.documents import SourceDocument, iter_paragraphs
 from kg_rag.errors import InputError
 from kg_rag.model import Mention
@@ -227,6 +228,7 @@ def index_in_sections(store: Store, doc: SourceDocument, sections: Sequence[Sequ
             contexts |= contexts_of(units)
             first += len(units)
             del quads, units, outcome   # not held while the next section is decided
+            give_back()
     except BaseException:
         log.warning("indexing document %r failed after %d of its %d passages: removing what was "
                     "written for it", doc.id, first, len(all_passages))
