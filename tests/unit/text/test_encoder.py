@@ -128,3 +128,35 @@ def test_erf_matches_scipy_to_float32_precision() -> None:
     assert got.dtype == np.float32 and got.shape == x.shape
     assert float(np.abs(got - erf(x.astype(np.float64))).max()) < 5e-7
     assert (got[x == 0] == 0).all() and abs(float(got[-2])) < 1e-7
+
+
+def test_the_weights_are_mapped_from_the_file_exactly_as_safetensors_reads_them() -> None:
+    """The tensors over the file's memory map equal what the safetensors library reads (the
+    format's reference implementation), and are views of the map, not copies."""
+    import os
+
+    from safetensors.numpy import load_file
+
+    path = os.path.join(encoder.folder() or "", "model.safetensors")
+    mapped, read = encoder.mapped_weights(path), load_file(path)
+    assert set(mapped) == set(read)
+    for name, a in read.items():
+        m = mapped[name]
+        assert m.dtype == a.dtype and m.shape == a.shape and np.array_equal(m, a), name
+        assert not m.flags.owndata and not m.flags.writeable
+    assert sum(a.nbytes for a in read.values()) > 80_000_000   # the 91 MB it held before
+
+
+def test_a_damaged_weights_file_is_an_error_that_names_it(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    import json
+
+    header = json.dumps({"w": {"dtype": "F32", "shape": [4, 4], "data_offsets": [0, 64]}}).encode()
+    whole = len(header).to_bytes(8, "little") + header + bytes(64)
+    for name, data in (("short.safetensors", whole[:-8]), ("tiny.safetensors", b"\x01\x02"),
+                       ("long-header.safetensors", (10**9).to_bytes(8, "little") + header),
+                       ("dtype.safetensors", whole.replace(b'"F32"', b'"Q99"'))):
+        (tmp_path / name).write_bytes(data)
+        with pytest.raises(ValueError, match=name):
+            encoder.mapped_weights(str(tmp_path / name))
+    (tmp_path / "good.safetensors").write_bytes(whole)
+    assert encoder.mapped_weights(str(tmp_path / "good.safetensors"))["w"].shape == (4, 4)
