@@ -195,7 +195,8 @@ def _merge(old: Block, new: Block, keep_retires: bool) -> Block:
     # one entry per (document, node), the newer first in ``cols``
     first = _firsts(cols[1], cols[2])
     if first is not None:
-        cols = [c[first] for c in cols]
+        for i in range(len(cols)):   # one column at a time: a long document's rows are millions
+            cols[i] = cols[i][first]
     typed = (old.typed - new.dropped) | new.typed
     c, d, node, labels, agreement, meaning = cols
     # the spans: those of the documents ``new`` drops are gone; one row per (document,
@@ -207,7 +208,10 @@ def _merge(old: Block, new: Block, keep_retires: bool) -> Block:
     sp = np.concatenate([new.s_pos, old.s_pos[skeep]]).reshape(-1, 4)
     sfirst = _firsts(sd, sc, sa)
     if sfirst is not None:
-        sd, sc, sa, sp = sd[sfirst], sc[sfirst], sa[sfirst], sp[sfirst]
+        sd = sd[sfirst]
+        sc = sc[sfirst]
+        sa = sa[sfirst]
+        sp = sp[sfirst]
     if keep_retires:
         return Block(concepts, docs, c, d, node, labels, agreement, meaning,
                      old.retires | new.retires, typed, old.dropped | new.dropped, sd, sc, sa, sp)
@@ -217,26 +221,29 @@ def _merge(old: Block, new: Block, keep_retires: bool) -> Block:
 
 def _write_segment(folder: Path, b: Block) -> None:
     """A segment folder — entries sorted by concept, then document — written aside and renamed,
-    so a folder that exists is whole."""
-    order = np.lexsort((b.doc, b.concept))
-    concept = b.concept[order]
-    arrays: dict[str, np.ndarray] = {
-        "doc": b.doc[order].astype(np.uint32), "node": b.node[order], "labels": b.labels[order],
-        "agreement": b.agreement[order], "meaning": b.meaning[order],
-        "offsets": np.searchsorted(concept, np.arange(len(b.concepts) + 1)).astype(np.int64),
-    }
-    sorder = np.lexsort((b.s_concept, b.s_doc))
-    s_doc = b.s_doc[sorder]
-    arrays.update({
-        "s_doc": s_doc.astype(np.uint32), "s_concept": b.s_concept[sorder].astype(np.uint32),
-        "s_ann": b.s_ann[sorder], "s_pos": b.s_pos[sorder].reshape(-1, 4),
-        "s_offsets": np.searchsorted(s_doc, np.arange(len(b.docs) + 1)).astype(np.int64),
-    })
+    so a folder that exists is whole. Each array is saved as soon as it is sorted and let go:
+    a long document's last merge holds one sorted column at a time, not all of them."""
     tmp = folder.with_name(folder.name + ".tmp")
     shutil.rmtree(tmp, ignore_errors=True)
     tmp.mkdir(parents=True)
-    for k, a in arrays.items():
-        np.save(tmp / f"{k}.npy", a)
+
+    def save(name: str, a: np.ndarray) -> None:
+        np.save(tmp / f"{name}.npy", a)
+
+    order = np.lexsort((b.doc, b.concept))
+    save("offsets", np.searchsorted(b.concept[order], np.arange(len(b.concepts) + 1)).astype(np.int64))
+    save("doc", b.doc[order].astype(np.uint32))
+    for name in ("node", "labels", "agreement", "meaning"):
+        save(name, getattr(b, name)[order])
+    del order
+    sorder = np.lexsort((b.s_concept, b.s_doc))
+    s_doc = b.s_doc[sorder]
+    save("s_offsets", np.searchsorted(s_doc, np.arange(len(b.docs) + 1)).astype(np.int64))
+    save("s_doc", s_doc.astype(np.uint32))
+    del s_doc
+    save("s_concept", b.s_concept[sorder].astype(np.uint32))
+    save("s_ann", b.s_ann[sorder])
+    save("s_pos", b.s_pos[sorder].reshape(-1, 4))
     (tmp / "strings.json").write_text(json.dumps(
         {"concepts": b.concepts, "docs": b.docs, "retires": sorted(b.retires),
          "typed": sorted(b.typed), "dropped": sorted(b.dropped)}), encoding="utf-8")
