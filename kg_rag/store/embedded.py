@@ -271,26 +271,6 @@ class EmbeddedStore(Store):
                 self._add_in_parts(change.insert, part)
             self._wrote()
 
-    def _not_held(self, quads: Sequence[Quad], held: set[Any]) -> list[Quad]:
-        """``quads`` less those the store holds, looking up only those of the ``held`` graphs
-        — and of those, a quad only when the store holds anything about its subject in its
-        graph: one lookup per subject (a decision's or an annotation's quads share a few) where
-        most are new, as a document's sections and new decisions are."""
-        known: dict[tuple[Any, Any], bool] = {}
-        out: list[Quad] = []
-        for q in quads:
-            g = q.graph_name
-            if g in held:
-                key = (q.subject, g)
-                some = known.get(key)
-                if some is None:
-                    some = known[key] = next(
-                        iter(self._store.quads_for_pattern(q.subject, None, None, g)), None) is not None
-                if some and q in self._store:
-                    continue
-            out.append(q)
-        return out
-
     def _add_in_parts(self, quads: Sequence[Quad], size: int = 0) -> None:
         """Add ``quads`` through the bulk loader in parts of ``size`` (0: :data:`PART`), each
         only the quads the store does not hold yet; on failure remove what was added. Only
@@ -302,7 +282,7 @@ class EmbeddedStore(Store):
             held = {g for g in {q.graph_name for q in quads}
                     if not isinstance(g, NamedNode) or self._store.contains_named_graph(g)}
             for i in range(0, len(quads), size):
-                part = self._not_held(quads[i : i + size], held)
+                part = [q for q in quads[i : i + size] if q.graph_name not in held or q not in self._store]
                 added.append(part)   # before the write: a failed part may be written in part
                 self._store.bulk_extend(part)
         except BaseException as e:

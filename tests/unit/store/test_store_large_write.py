@@ -123,11 +123,10 @@ def test_a_small_change_is_one_transaction_a_large_one_goes_through_the_bulk_loa
         assert {str(q) for q in counting._engine} == {str(q) for q in _quads(19)}
 
 
-def test_a_subject_the_store_knows_has_each_quad_looked_up_a_new_one_none(small_parts: int,
-                                                                          tmp_path: Path) -> None:
-    """Only quads whose subject the store holds something about (in that graph) are looked up one
-    by one: a new fact about a known subject is written, a known fact is not written again — and
-    so a failed write never removes it — and a subject known in another graph counts as new."""
+def test_a_known_fact_is_not_written_again_and_a_failed_write_keeps_it(small_parts: int,
+                                                                       tmp_path: Path) -> None:
+    """A new fact about a known subject is written, a known fact is not written again — so a
+    failed write never removes it — and a fact known only in another graph is new in this one."""
     s = NamedNode("urn:kgr-test:s3")
     known = Quad(s, P, Literal("v3"), G)
     elsewhere = Quad(NamedNode("urn:kgr-test:s4"), P, Literal("v4"), SHARED)
