@@ -37,6 +37,7 @@ In-memory stores keep no index (nothing to keep it beside).
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import fcntl
 import hashlib
 import json
@@ -507,13 +508,13 @@ class Index:
             seg = self._segments[name] = Segment(self.folder / name)
         return seg
 
-    def reset(self, at: str, entries: Entries) -> None:
-        """Replace the whole index by one segment of ``entries``, at stamp ``at``."""
+    def reset(self, at: str, block: Block) -> None:
+        """Replace the whole index by one segment of ``block``, at stamp ``at``."""
         with self.locked():
             m = self.manifest()
             nxt = m.next if m is not None else 0
             name = f"s{nxt:08d}"
-            _write_segment(self.folder / name, Block.of(entries))
+            _write_segment(self.folder / name, block)
             self._save(Manifest(at, (name,), nxt + 1))
 
 
@@ -720,8 +721,9 @@ def refresh(store: Store) -> bool:
         docs = [r["doc"] for r in store.select("select-documents")]
         if len(docs) >= BATCH:
             log.info("building the ranking's posting index for %d documents", len(docs))
-        entries = Entries(typed={d.value for d in docs})
+        blocks: list[Block] = []
         for i in range(0, len(docs), BATCH):
+            entries = Entries()
             rows = store.select("select-postings-of-documents",
                                 values=Values.column("doc", docs[i:i + BATCH]))
             for r in rows:
@@ -736,10 +738,25 @@ def refresh(store: Store) -> bool:
                 entries.spans.append((r["doc"].value, r["concept"].value, _node_number(r["ann"].value),
                                       (int(r["start"].value), int(r["end"].value),
                                        int(r["pstart"].value), int(r["pend"].value))))
+            _push(blocks, Block.of(entries))
+            del entries, rows
         if stamp.read(store) != now or now is None:
             return False   # written meanwhile (a remote store): the next refresh tries again
-        idx.reset(now, entries)
+        whole = Block.of(Entries())
+        for b in blocks:
+            whole = _merge(whole, b, keep_retires=False)
+        idx.reset(now, dataclasses.replace(whole, typed=frozenset(d.value for d in docs)))
         return True
+
+
+def _push(blocks: list[Block], block: Block) -> None:
+    """A rebuild's next batch of documents, as a block: merged into the blocks before it while
+    they are not much larger (as segments are, :data:`MERGE_RATIO`), so a rebuild holds its
+    postings as arrays — not as Python strings and numbers, which for a large store are
+    gigabytes — and copies each row O(log n) times."""
+    while blocks and len(blocks[-1]) <= MERGE_RATIO * max(1, len(block)):
+        block = _merge(blocks.pop(), block, keep_retires=False)
+    blocks.append(block)
 
 
 def status(store: Store) -> dict[str, object]:

@@ -295,3 +295,22 @@ def test_span_offsets_are_kept_exactly_to_the_last_one_the_files_hold(tmp_path: 
     assert [int(x) for x in seg.s_pos[0]] == [top - 5, top, 0, top]
     with pytest.raises(ValueError, match="offset"):
         Block.of(Entries(spans=[("d", "c", 7, (0, top + 1, 0, top + 1))]))
+
+
+def test_a_rebuild_in_batches_of_one_document_answers_what_the_store_says(
+        demo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A rebuild reads the store's postings a batch of documents at a time and merges the
+    batches' arrays as it goes: with one document a batch (many merges) the index it leaves is
+    the index of one batch."""
+    kg = _open(demo, tmp_path)
+    assert posting_index.refresh(kg.store)
+    want = _answers(kg)
+    one = posting_index.index_of(kg.store)
+    assert one is not None and one.manifest() is not None
+    shutil.rmtree(one.folder)
+    posting_index._INDEXES.clear()
+    monkeypatch.setattr(posting_index, "BATCH", 1)
+    assert len(kg.documents()) > 4 and posting_index.refresh(kg.store)
+    _current_and_same(kg)
+    assert _answers(kg) == want
+    kg.close()
