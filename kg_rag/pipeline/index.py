@@ -13,7 +13,8 @@ mention and the quads built for it are a section's, not the document's). What ch
 * one sense per discourse (the knowledge selector pools the mentions of one ``select`` batch)
   pools over a section, not the whole document; a passage repeated in a later section reuses
   the decision made in the earlier one, as a passage repeated in a later document does;
-* its old graph is dropped first; the sections are written one update each, and the quads that
+* its old graph is dropped first; the sections are written two updates each (the section's new
+  decisions, then its passages, annotations and postings), and the quads that
   list it as a document (type, identifier, text: :func:`~.write.owner_quads`) come with the last
   one — so ``documents`` and progress name it only once it is complete, while a reader of the
   store may meet its passages and annotations while it is written;
@@ -218,12 +219,17 @@ def index_in_sections(store: Store, doc: SourceDocument, sections: Sequence[Sequ
                 detail(doc.id, "decide", done, done + ambiguous)
             outcome = decide(store, units, selector)
             done += ambiguous
-            quads = body_quads(owner, units, outcome, first) + list(outcome.decision_quads)
+            # the section's decisions first, then its text's quads: two writes, so the two sets
+            # of quads (~500 bytes a quad; a decision is ~66 quads) are never held together
+            # while the posting index merges the document's segments at the last section
+            store.apply(Change(insert=list(outcome.decision_quads), part=SECTION_PART))
+            new += [d.decision for d in outcome.decided
+                    if d.decision is not None and d.selection is not None and not d.reused]
+            outcome = replace(outcome, decision_quads=())
+            quads = body_quads(owner, units, outcome, first)
             if k == len(sections) - 1:
                 quads = owner_quads(owner) + quads
             store.apply(Change(insert=quads, part=SECTION_PART))
-            new += [d.decision for d in outcome.decided
-                    if d.decision is not None and d.selection is not None and not d.reused]
             tally.add(Tally.of(outcome, {}, len(units)))
             contexts |= contexts_of(units)
             first += len(units)
