@@ -40,7 +40,9 @@ class TokenEncoder:
         from tokenizers import Tokenizer
 
         raw = mapped_weights(os.path.join(folder, "model.safetensors"))
-        self.w = {k.removeprefix("bert."): v for k, v in raw.items() if v.dtype == np.float32}
+        # float32 tensors stay views of the map; another type (none in this model) is converted
+        self.w = {k.removeprefix("bert."): v if v.dtype == np.float32 else v.astype(np.float32)
+                  for k, v in raw.items()}
         self.layers = sum(1 for k in self.w if k.endswith("attention.self.query.weight"))
         self.dim = int(self.w["embeddings.word_embeddings.weight"].shape[1])
         self.heads = 12
