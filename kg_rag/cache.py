@@ -9,10 +9,19 @@ import ctypes.util
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Iterable
+from functools import lru_cache
 from typing import Generic, TypeVar
 
-_LIBC: ctypes.CDLL | None = None
-_TRIM_LOOKED_UP = False
+
+@lru_cache(maxsize=1)
+def _malloc_trim() -> Callable[[int], int] | None:
+    """glibc's ``malloc_trim``, or None where the C library has none."""
+    name = ctypes.util.find_library("c")
+    try:
+        libc = ctypes.CDLL(name) if name else None
+    except OSError:
+        return None
+    return getattr(libc, "malloc_trim", None)
 
 
 def give_back() -> None:
@@ -21,17 +30,9 @@ def give_back() -> None:
     arrays of a long document's section, freed when the section is written, kept its resident
     set ~60 MB higher for the rest of the run (bench/ANALYSIS.md, the 1 MB text). Milliseconds:
     for the end of a step that freed a lot, not for a hot loop."""
-    global _LIBC, _TRIM_LOOKED_UP
-    if not _TRIM_LOOKED_UP:
-        _TRIM_LOOKED_UP = True
-        name = ctypes.util.find_library("c")
-        try:
-            libc = ctypes.CDLL(name) if name else None
-        except OSError:
-            libc = None
-        _LIBC = libc if libc is not None and hasattr(libc, "malloc_trim") else None
-    if _LIBC is not None:
-        _LIBC.malloc_trim(0)
+    trim = _malloc_trim()
+    if trim is not None:
+        trim(0)
 
 
 K = TypeVar("K")

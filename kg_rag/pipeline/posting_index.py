@@ -742,8 +742,8 @@ def refresh(store: Store) -> bool:
             del entries, rows
         if stamp.read(store) != now or now is None:
             return False   # written meanwhile (a remote store): the next refresh tries again
-        whole = Block.of(Entries())
-        for b in blocks:
+        whole = blocks[0] if blocks else Block.of(Entries())
+        for b in blocks[1:]:
             whole = _merge(whole, b, keep_retires=False)
         idx.reset(now, dataclasses.replace(whole, typed=frozenset(d.value for d in docs)))
         return True
