@@ -91,9 +91,13 @@ def decision_summary(g: GraphIndex, dec: str, lang: str) -> dict[str, Any]:
         cands.append({
             "concept": concept, "sense": g.one(c.value, KGR.sense),
             "label": concept_label(g, concept, lang), "definition": _definition(g, concept, lang),
-            "score": float(g.one(c.value, KGR.score) or 0), "rank": int(g.one(c.value, KGR.rank) or 0),
+            "score": float(g.one(c.value, KGR.score) or 0),
         })
-    cands.sort(key=lambda x: x["rank"])
+    # a candidate's rank is its place in the order of the scores (ties: by concept IRI); the
+    # decision records no rank (ontology/DATA-MODEL.md)
+    cands.sort(key=lambda x: (-x["score"], x["concept"] or ""))
+    for i, c in enumerate(cands, 1):
+        c["rank"] = i
     out: dict[str, Any] = {
         "iri": dec, "status": g.one(dec, KGR.status), "confidence": float(g.one(dec, KGR.confidence) or 0),
         "chosen_concept": g.one(dec, KGR.chosenConcept), "chosen_sense": g.one(dec, KGR.chosenSense),

@@ -160,15 +160,15 @@ def decision_quads(iri: NamedNode, mention: Mention, selection: Selection, ctx_h
     if selection.reason:
         q.append(Quad(iri, KGR.reason, Literal(selection.reason), g))
     scores = dict(selection.scores)
-    ranked = sorted(mention.candidates, key=lambda c: -scores.get(c.id, 0.0))
-    for rank, cand in enumerate(ranked, 1):
+    # a candidate node is typed by ``kgr:candidate``'s range and ranked by its score
+    # (ontology/DATA-MODEL.md): ``a kgr:Candidate`` and ``kgr:rank``, two of its six quads until
+    # 2026-12-07, are no longer written
+    for cand in mention.candidates:
         node = NamedNode(iri.value + CANDIDATE + _candidate_hash(cand.id))
         q += [
             Quad(iri, KGR.candidate, node, g),
-            Quad(node, RDF.type, KGR.Candidate, g),
             Quad(node, KGR.concept, NamedNode(cand.concept), g),
             Quad(node, KGR.score, _dec(scores.get(cand.id, 0.0)), g),
-            Quad(node, KGR.rank, _int(rank), g),
         ]
         if cand.sense:
             q.append(Quad(node, KGR.sense, NamedNode(cand.sense), g))

@@ -8,6 +8,7 @@ import json
 from pathlib import Path
 
 import pytest
+from pyoxigraph import NamedNode
 
 from kg_rag.api import KnowledgeGraph
 from kg_rag.cli import main
@@ -147,3 +148,22 @@ def test_a_question_only_annotated_has_no_ranking_to_explain(kg: KnowledgeGraph)
     kg.annotate(BRANCHES[0], lang="he")   # rewrites the question's graph without a ranking
     with pytest.raises(NotFoundError, match="ask it again"):
         kg.explain(a.question_iri, document=a.results[0].doc_iri)
+
+
+def test_a_decision_records_no_rank_and_explain_ranks_its_candidates_by_score(kg: KnowledgeGraph) -> None:
+    a = kg.ask(BRANCHES[0], lang="he", focus=BRANCHES[1])
+    ex = kg.explain(a.question_iri)
+    dec = next(m["decision"] for m in ex.summary["mentions"] if m.get("decision"))
+    cands = dec["candidates"]
+    assert len(cands) >= 2
+    assert [c["rank"] for c in cands] == list(range(1, len(cands) + 1))
+    assert [c["score"] for c in cands] == sorted((c["score"] for c in cands), reverse=True)
+    assert cands[0]["concept"] == dec["chosen_concept"] == CONCEPT + "branch"
+    # the candidate nodes carry a concept and a score, no type and no rank (two quads fewer each)
+    graph = NamedNode("https://w3id.org/kg-rag/id/graph/decisions")
+    nodes = {q.object for q in kg.store.oxigraph.quads_for_pattern(
+        NamedNode(dec["iri"]), NamedNode("https://w3id.org/kg-rag/ns#candidate"), None, graph)}
+    preds = {q.predicate.value for n in nodes for q in kg.store.oxigraph.quads_for_pattern(n, None, None, graph)}
+    assert len(nodes) == len(cands)
+    assert preds == {"https://w3id.org/kg-rag/ns#concept", "https://w3id.org/kg-rag/ns#score",
+                     "https://w3id.org/kg-rag/ns#sense"}

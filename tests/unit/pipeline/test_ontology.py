@@ -88,7 +88,7 @@ def test_shapes_have_targets_for_everything_kg_rag_writes() -> None:
     targets |= {str(o) for o in shapes.objects(None, sh.targetObjectsOf)}
     for cls in ["https://w3id.org/kg-rag/ns#Document", "https://w3id.org/kg-rag/ns#Question",
                 "https://w3id.org/kg-rag/ns#Passage", "http://www.w3.org/ns/oa#Annotation",
-                "https://w3id.org/kg-rag/ns#SenseSelection", "https://w3id.org/kg-rag/ns#Candidate",
+                "https://w3id.org/kg-rag/ns#SenseSelection", "https://w3id.org/kg-rag/ns#candidate",
                 "http://www.w3.org/ns/dcat#Dataset", "http://www.w3.org/ns/prov#SoftwareAgent",
                 "http://www.w3.org/ns/oa#hasTarget", "http://www.w3.org/ns/oa#TextPositionSelector",
                 "http://www.w3.org/ns/oa#TextQuoteSelector"]:
