@@ -327,19 +327,6 @@ class KnowledgeGraph:
                 posting_index.refresh(self.store)
         return posting_index.status(self.store)
 
-    def compact(self) -> dict[str, Any]:
-        """Compact the embedded store's files (:meth:`Store.compact
-        <kg_rag.store.base.Store.compact>`): the same data in fewer bytes, e.g. after a large
-        index run. Returns the folder's size before and after, in bytes (both None in memory)."""
-        from kg_rag.store.embedded import EmbeddedStore, folder_bytes
-
-        folder = self.store.location if isinstance(self.store, EmbeddedStore) else None
-        before = folder_bytes(folder) if folder and folder != ":memory:" else None
-        with self.write_lock:
-            done = self.store.compact()
-        return {"compacted": done, "bytes_before": before,
-                "bytes_after": folder_bytes(folder) if done and folder else None}
-
     def delete(self, doc_id: str) -> None:
         if not doc_id.strip():
             raise InputError("the document id is empty; `kg-rag documents` lists them")

@@ -110,11 +110,6 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_postings)
 
-    p = sub.add_parser("compact", help="compact the embedded store's files (the same data in "
-                                        "about a third fewer bytes after a large index run)")
-    p.add_argument("--json", action="store_true")
-    p.set_defaults(func=cmd_compact)
-
     p = sub.add_parser("documents", help="list indexed documents")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_documents)
@@ -244,19 +239,6 @@ def cmd_documents(args: argparse.Namespace) -> int:
     else:
         for d in docs:
             print(for_terminal(f"{d['id']}\t{d['lang']}\t{d['title']}"))
-    return 0
-
-
-def cmd_compact(args: argparse.Namespace) -> int:
-    with KnowledgeGraph(store_from_args(args)) as kg:
-        state = kg.compact()
-    if args.json:
-        print_json(state)
-    elif not state["compacted"]:
-        print("nothing to compact (an in-memory store)")
-    else:
-        before, after = state["bytes_before"], state["bytes_after"]
-        print(f"compacted: {before / 1e6:,.1f} MB -> {after / 1e6:,.1f} MB")
     return 0
 
 

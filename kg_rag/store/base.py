@@ -129,13 +129,6 @@ class Store(ABC):
         load reads its files, so that a refusal comes before anything is sent or written."""
         self.check_writable()
 
-    def compact(self) -> bool:
-        """Compact the store's files, e.g. after indexing many documents (the engine's full
-        compaction: the same data in fewer bytes). False when this store has none to compact
-        (in memory); a SPARQL endpoint's store is compacted by its server's own tools."""
-        raise StoreError("compacting is for the embedded store (--store); an endpoint's store is "
-                         "compacted by its server's own tools, e.g. `oxigraph optimize`")
-
     # --- named queries -------------------------------------------------------------------
     def select(self, name: str, bind: Mapping[str, Term] | None = None,
                values: Values | None = None) -> list[Row]:

@@ -27,7 +27,6 @@ more than :data:`PART` quads in parts for the same reason.
 
 from __future__ import annotations
 
-import contextlib
 import io
 import itertools
 import logging
@@ -445,21 +444,6 @@ class EmbeddedStore(Store):
             raise self._engine_error("listing the graphs", e) from None
         return sorted(graphs, key=lambda g: g.value)
 
-    def compact(self) -> bool:
-        """RocksDB's full compaction (``Store.optimize``): after a large index run the files
-        hold the same quads in about a third fewer bytes (bench/ANALYSIS.md). It takes the
-        write lock; minutes on a store of tens of gigabytes."""
-        if self.location == ":memory:":
-            return False
-        self.check_writable()
-        with self._write_section():
-            try:
-                self._store.optimize()
-                self._store.flush()
-            except (OSError, RuntimeError) as e:
-                raise self._engine_error("compacting the store", e) from None
-        return True
-
     # --- snapshots for reader processes ----------------------------------------------------
     def snapshot(self, target: Path) -> bool:
         """Write a consistent copy of the store to the new folder ``target`` (the engine's backup:
@@ -531,17 +515,6 @@ def user_query(engine: pyoxigraph.Store, text: str, *, base_iri: str | None = No
 #: LOG.old.*, MANIFEST-*, OPTIONS-*, *.log, *.sst, *.blob)
 _STORE_FILE = re.compile(r"^(?:CURRENT|IDENTITY|LOCK|LOG(?:\.old\.\d+)?|MANIFEST-\d+|OPTIONS-\d+"
                          r"|\d+\.(?:log|sst|blob)|[0-9a-f]{6,}\.dbtmp|kg-rag-serving\.(?:json|tmp))$")
-
-
-def folder_bytes(folder: str | Path) -> int:
-    """The bytes of the files in a store folder and below it (a file the engine removes while
-    they are counted is not counted)."""
-    total = 0
-    for d, _, files in os.walk(folder):
-        for f in files:
-            with contextlib.suppress(FileNotFoundError):
-                total += os.lstat(os.path.join(d, f)).st_size
-    return total
 
 
 def lock_holder(lock: Path, locks: Path = Path("/proc/locks")) -> int | None:
