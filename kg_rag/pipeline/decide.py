@@ -13,7 +13,7 @@ from typing import Any
 
 from pyoxigraph import NamedNode, Quad
 
-from kg_rag.model import Mention, Selection, SelectionRequest
+from kg_rag.model import Agent, Mention, Selection, SelectionRequest
 from kg_rag.pipeline import record
 from kg_rag.senses.base import SenseSelector, stands_in
 from kg_rag.store import Store, Values
@@ -71,8 +71,6 @@ def _number(term: object) -> float:
 def load_decisions(store: Store, iris: Sequence[NamedNode],
                    mentions: dict[str, Mention], agent_name: str) -> dict[str, Selection]:
     """Selections recorded earlier for these decision IRIs (absent ones are missing)."""
-    from kg_rag.model import Agent
-
     if not iris:
         return {}
     rows = store.select("select-decisions", values=Values.column("decision", iris))
@@ -152,6 +150,7 @@ def decide(store: Store, units: Sequence[Unit], selector: SenseSelector | None,
 
         raise SelectionError(f"the {agent.name} selector answered {len(selections)} of {len(todo)} mentions")
     quads: list[Quad] = []
+    agents: dict[Agent, None] = {}   # the selectors of these decisions, each described once
     llm_requests: dict[str, tuple[int, int, int]] = {}
     for i, sel in zip(todo, selections, strict=True):
         d = decided[i] = replace(decided[i], selection=sel)
@@ -161,10 +160,14 @@ def decide(store: Store, units: Sequence[Unit], selector: SenseSelector | None,
             quads += record.revision_quads(d.decision, again[i])
         u = units[d.unit]
         assert d.decision is not None
-        quads += record.decision_quads(d.decision, d.mention, sel, hashes[i], u.context, started, ended)
+        quads += record.decision_quads(d.decision, d.mention, sel, hashes[i], u.context, started, ended,
+                                       agent=False)
+        agents.setdefault(sel.agent, None)
         if sel.llm is not None:  # mentions of one request share its prompt and token counts
             llm_requests[sel.llm.prompt_sha256] = (sel.llm.tokens_in, sel.llm.tokens_out,
                                                    sel.llm.requests)
+    for a in agents:
+        quads += record.agent_quads(a)
     return Outcome(tuple(decided), tuple(quads), llm_calls=sum(t[2] for t in llm_requests.values()),
                    tokens_in=sum(t[0] for t in llm_requests.values()),
                    tokens_out=sum(t[1] for t in llm_requests.values()))

@@ -140,7 +140,9 @@ def _candidate_hash(cand_id: str) -> str:
 
 
 def decision_quads(iri: NamedNode, mention: Mention, selection: Selection, ctx_hash: str,
-                   context: str, started: Literal, ended: Literal) -> list[Quad]:
+                   context: str, started: Literal, ended: Literal, agent: bool = True) -> list[Quad]:
+    """The quads of one decision; without ``agent``, the quads that describe its selector
+    (:func:`agent_quads`) are left to the caller, which writes them once for a batch."""
     g = DECISIONS_GRAPH
     a = agent_iri(selection.agent)
     q = [
@@ -155,7 +157,7 @@ def decision_quads(iri: NamedNode, mention: Mention, selection: Selection, ctx_h
         Quad(iri, KGR.contextText, Literal(context), g),
         Quad(iri, KGR.confidence, _dec(max(0.0, min(1.0, selection.confidence))), g),
         Quad(iri, KGR.status, Literal("resolved" if selection.resolved else "unresolved"), g),
-        *agent_quads(selection.agent),
+        *(agent_quads(selection.agent) if agent else ()),
     ]
     if selection.reason:
         q.append(Quad(iri, KGR.reason, Literal(selection.reason), g))

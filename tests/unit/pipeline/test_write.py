@@ -10,7 +10,7 @@ from pyoxigraph import NamedNode, Quad
 
 from kg_rag.api import KnowledgeGraph
 from kg_rag.documents import SourceDocument
-from kg_rag.namespaces import ID, KGR
+from kg_rag.namespaces import ID, KGR, PROV, RDF
 from kg_rag.pipeline.decide import Decided, Outcome, Unit, decide
 from kg_rag.resources import resource_path
 from kg_rag.store import EmbeddedStore
@@ -85,3 +85,19 @@ def test_stage_records_are_frozen(kg: KnowledgeGraph) -> None:
     # the same text decided again gives equal records, the decisions now read from the store
     again = decide(kg.store, [unit], kg.selector("knowledge"))
     assert [d.decision for d in again.decided] == [d.decision for d in outcome.decided]
+
+
+def test_a_batch_describes_its_selector_once(kg: KnowledgeGraph) -> None:
+    text = "הגבר קרא בקול עם הזריחה, והפירות העמיסו על הבדים של העץ הגבוה בגן."
+    unit = Unit(0, len(text), "he", text, tuple(kg.annotator.annotate(text, "he")))
+    outcome = decide(kg.store, [unit], kg.selector("knowledge"))
+    new = [d for d in outcome.decided if d.mention.ambiguous and not d.reused]
+    assert len(new) >= 2, [d.mention.text for d in outcome.decided]
+    assert len(outcome.decision_quads) == len(set(outcome.decision_quads))
+    described = [q for q in outcome.decision_quads
+                 if q.predicate == RDF.type and q.object == PROV.SoftwareAgent]
+    assert len(described) == len({d.selection.agent for d in new if d.selection is not None}) == 1
+    # and every decision names it
+    agent = described[0].subject
+    assert all(any(q.subject == d.decision and q.predicate == PROV.wasAssociatedWith and q.object == agent
+                   for q in outcome.decision_quads) for d in new)
