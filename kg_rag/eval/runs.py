@@ -36,6 +36,7 @@ from typing import Any
 from kg_rag.errors import InputError
 from kg_rag.eval.wsd import Item, WsdReport
 from kg_rag.senses.mode import WsdMode
+from kg_rag.senses.selective import probability
 
 KIND = "kg-rag eval wsd run record"
 VERSION = 1
@@ -165,6 +166,12 @@ def _item(it: Item, share: tuple[int, int] | None, price_in: float | None,
                          "right": it.right, "candidates": it.candidates,
                          "agent": sel.agent.name if sel is not None else None,
                          "reason": sel.reason if sel is not None else "no candidates"}
+    if sel is not None and sel.chosen is not None:
+        # what the calibration tables are made of, per item: the chosen candidate's share of
+        # the scores, and the stored confidence
+        share_of = probability(sel)
+        d["probability"] = round(share_of, 4) if share_of is not None else None
+        d["confidence"] = round(sel.confidence, 4)
     if it.knowledge_probability is not None or it.asked_llm:
         d["asked_llm"] = it.asked_llm
         d["knowledge_probability"] = (round(it.knowledge_probability, 4)

@@ -212,6 +212,13 @@ def test_cli_llm_selector_on_a_loopback_server(store_dir: Path, monkeypatch: pyt
     assert d["answered"] - d["correct"] == 1
     assert set(d["baselines"]) == {"first-sense", "random"}
     assert Path(d["run_record"]).parent == Path(".") and (tmp_path / d["run_record"]).is_file()
+    # each decided item carries what the calibration tables are made of
+    items = json.loads((tmp_path / d["run_record"]).read_text(encoding="utf-8"))["items"]
+    decided = [i for i in items if i["chosen"] is not None]
+    assert len(decided) == d["answered"]
+    for i in decided:
+        assert 0.0 <= i["probability"] <= 1.0 and 0.0 <= i["confidence"] <= 1.0
+    assert all("probability" not in i for i in items if i["chosen"] is None)
 
 
 def test_scores_by_text(mem_store: EmbeddedStore) -> None:
