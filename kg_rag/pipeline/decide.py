@@ -182,10 +182,15 @@ def selection_requests(store: Store, units: Sequence[Unit], items: Sequence[Deci
     all_cands = [c for d in items for c in d.mention.candidates]
     evidence = {e.candidate: e for e in fetch_evidence(store, all_cands)}
     requests = []
+    # a selector reads the context at the mention's offsets: make them the context's own, once
+    # per unit (each of a unit's ambiguous mentions gets all the others)
+    shifted: dict[int, tuple[Mention, ...]] = {}
     for d in items:
         u = units[d.unit]
-        # a selector reads the context at the mention's offsets: make them the context's own
-        others = tuple(_within(m, u.start) for m in u.mentions if m is not d.mention)
+        if d.unit not in shifted:
+            shifted[d.unit] = tuple(_within(m, u.start) for m in u.mentions)
+        mine = shifted[d.unit]
+        others = tuple(sm for m, sm in zip(u.mentions, mine, strict=True) if m is not d.mention)
         requests.append(SelectionRequest(
             mention=_within(d.mention, u.start), context=u.context, context_lang=u.lang,
             evidence=tuple(evidence[c] for c in d.mention.candidates),
