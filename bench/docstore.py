@@ -83,12 +83,10 @@ def build(ctx: Ctx, with_ask: bool = True) -> Built:
         size = dir_size(store)
         st = Stage(n, n - prev, r, size)
         if with_ask:
-            # ask on a copy, so that the recorded questions do not enter the next stage
-            probe = work / "probe"
-            shutil.rmtree(probe, ignore_errors=True)
-            shutil.copytree(store, probe)
-            st.ask = run_child(worker("work_ask", str(probe), str(questions), "10"))
-            shutil.rmtree(probe, ignore_errors=True)
+            # the questions it records are forgotten after, with the decisions only they made,
+            # so that they do not enter the next stage (a copy of the store for it would double
+            # the disk the largest stage needs: ~30 GB at 100,000 documents)
+            st.ask = run_child(worker("work_ask", str(store), str(questions), "10", "--forget"))
         stages.append(st)
         prev = n
     built = Built(corpus, questions, store, base, stages)

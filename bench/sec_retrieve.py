@@ -35,14 +35,10 @@ def run(ctx: Ctx, sec: Section) -> None:
     state: dict[str, object] = {}
 
     def ours(i: int) -> Run:
-        # each repetition on a fresh copy: recorded questions and decisions would be reused
-        probe = work / "store"
-        shutil.rmtree(probe, ignore_errors=True)
-        shutil.copytree(b.store, probe)
-        args = [str(probe), str(b.questions), "10"] + ([str(concepts)] if i == 0 else [])
-        r = run_child(worker("work_ask", *args))
-        shutil.rmtree(probe, ignore_errors=True)
-        return r
+        # each repetition asks first-time questions: the ones it records are forgotten after it,
+        # with the decisions only they made (no copy of the store: it would double the disk)
+        args = [str(b.store), str(b.questions), "10"] + ([str(concepts)] if i == 0 else [])
+        return run_child(worker("work_ask", *args, "--forget"))
 
     def bm25(i: int) -> Run:
         return run_child(worker("work_peers", "bm25", str(b.corpus), str(b.questions), "10"))

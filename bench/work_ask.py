@@ -1,6 +1,6 @@
 """Our worker for ``retrieve`` and ``grow``: ``KnowledgeGraph.ask`` latency per question.
 
-    python -m bench.work_ask STORE QUESTIONS.jsonl K [CONCEPTS_OUT.json]
+    python -m bench.work_ask STORE QUESTIONS.jsonl K [CONCEPTS_OUT.json] [--forget]
 
 For each question (``{"text", "lang"}``): ``kg.ask(text, lang, k=K, wsd="knowledge")`` end to end
 (the real API: annotate, decide, record, expand, rank). Questions with no known concept are
@@ -11,6 +11,11 @@ are rebuilt from the answer by the code ``ask`` runs (``retrieve.mention_reading
 ``select-document-postings``, is timed alone (so the peer engine, rdflib, can run the same
 query with the same VALUES), then ``rank`` itself (query, decision weights, scores, texts, spans,
 labels) with the same concepts.
+
+With ``--forget`` the questions it recorded are forgotten at the end, with the decisions only they
+use (``KnowledgeGraph.forget_questions(iris, decisions=True)``): the store holds what it held
+before, so the next stage (or repetition) asks first-time questions again without a copy of the
+store being made for each run (a copy doubles the disk a large stage needs).
 """
 
 from __future__ import annotations
@@ -39,6 +44,8 @@ def query_concepts(store: Store, answer: Answer, config: RetrievalConfig) -> lis
 
 
 def main(argv: list[str]) -> int:
+    forget = "--forget" in argv
+    argv = [a for a in argv if a != "--forget"]
     store, qfile, k = argv[0], argv[1], int(argv[2])
     concepts_out = argv[3] if len(argv) > 3 else None
     qs = [json.loads(x) for x in Path(qfile).read_text(encoding="utf-8").splitlines() if x]
@@ -55,6 +62,7 @@ def main(argv: list[str]) -> int:
     q_lat: list[float] = []
     rank_lat: list[float] = []
     dump: list[dict[str, object]] = []
+    asked: list[str] = []      # the questions recorded (forgotten at the end with --forget)
     for i, q in enumerate(qs):
         a = time.perf_counter()
         try:
@@ -66,6 +74,7 @@ def main(argv: list[str]) -> int:
             no_concept += 1
             continue
         dt = time.perf_counter() - a
+        asked.append(ans.question_iri)
         if i < WARMUP:
             warm.append(dt)
             continue
@@ -86,13 +95,14 @@ def main(argv: list[str]) -> int:
                 if [r.doc_id for r in ranked] != [r.doc_id for r in ans.results]:
                     raise SystemExit(f"rank on the rebuilt concepts disagrees with ask for {q['text']!r}")
                 dump.append({"concepts": [c.iri for c in qc], "rows": len(rows)})
+    forgotten = kg.forget_questions(iris=asked, decisions=True) if forget else 0
     kg.close()
     if concepts_out is not None:
         Path(concepts_out).write_text(json.dumps(dump), encoding="utf-8")
     print(json.dumps({"open_s": t_open, "latencies": lat, "warmup": warm, "no_concept": no_concept,
                       "questions": len(qs), "results": results, "analyse": analyse,
                       "retrieve": retrieve, "query_latencies": q_lat,
-                      "rank_latencies": rank_lat}))
+                      "rank_latencies": rank_lat, "forgotten": forgotten}))
     return 0
 
 
