@@ -52,7 +52,7 @@ def _candidates(m: Mapping[str, Any], english: Mapping[str, str]) -> str:
     dec = m["decision"]
     sel = dec.get("selector") or {}
     rows = []
-    for c in sorted(dec.get("candidates", []), key=lambda c: -float(c.get("score") or 0)):
+    for c in dec.get("candidates", []):   # in score order, as explain's summary lists them
         chosen = c.get("concept") == dec.get("chosen_concept")
         rows.append(f'<tr{" class=chosen" if chosen else ""}><td>{"✓ " if chosen else ""}'
                     f'<a href="/explain?iri={esc(_q(c.get("concept", "")))}">'
