@@ -1,8 +1,11 @@
-"""Plain-JSON forms of answers and mention reports (CLI --json, REST API, LangChain metadata)."""
+"""Plain-JSON forms of answers and mention reports (CLI --json, REST API, LangChain metadata),
+and of RDF terms as SPARQL 1.1 query results in JSON."""
 
 from __future__ import annotations
 
 from typing import Any
+
+from pyoxigraph import BlankNode, Literal, NamedNode, Triple
 
 from kg_rag.model import Answer, Candidate, Contribution, LanguageGuess, MentionReport, Result
 
@@ -78,3 +81,27 @@ def answer_dict(a: Answer) -> dict[str, Any]:
         "timings_ms": {k: round(v, 2) for k, v in a.timings_ms.items()},
         "reason": a.reason,
     }
+
+
+_XSD_STRING = "http://www.w3.org/2001/XMLSchema#string"
+
+
+def json_term(t: Any) -> dict[str, Any]:
+    """An RDF term as a SPARQL 1.1 JSON results binding (a quoted triple as SPARQL-star's
+    ``"triple"``); ``TypeError`` for anything else."""
+    if isinstance(t, NamedNode):
+        return {"type": "uri", "value": t.value}
+    if isinstance(t, BlankNode):
+        return {"type": "bnode", "value": t.value}
+    if isinstance(t, Literal):
+        d: dict[str, Any] = {"type": "literal", "value": t.value}
+        if t.language:
+            d["xml:lang"] = t.language
+        elif t.datatype.value != _XSD_STRING:
+            d["datatype"] = t.datatype.value
+        return d
+    if isinstance(t, Triple):
+        return {"type": "triple", "value": {"subject": json_term(t.subject),
+                                            "predicate": json_term(t.predicate),
+                                            "object": json_term(t.object)}}
+    raise TypeError(f"not an RDF term: {t!r}")

@@ -22,8 +22,9 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from typing import TypeVar
 
 from pyoxigraph import Literal, NamedNode
 
@@ -34,6 +35,7 @@ from kg_rag.store import Store, Values
 from kg_rag.text.normalise import base_language, nfc
 
 log = logging.getLogger(__name__)
+E = TypeVar("E")
 
 BATCH = 400            # IRIs per VALUES block
 CACHE_SIZE = 20_000    # concepts kept per store
@@ -159,42 +161,37 @@ def _senses_of(recs: dict[str, object]) -> dict[str, _SenseTexts]:
 
 
 def queried_concept_evidence(store: Store, concepts: Iterable[str]) -> dict[str, ConceptEvidence]:
-    """Concept-level evidence for each IRI, queried per call (cached)."""
-    cache = Derived.of(store).table(EVIDENCE)
-    out, missing = cache.split(concepts)
-    for chunk in _chunks(missing, BATCH):
-        parts = {c: _Parts.new() for c in chunk}
-        rows = store.select("select-concept-evidence",
-                            values=Values.column("concept", [NamedNode(c) for c in chunk]))
-        for r in rows:
-            _add(parts[r["concept"].value], r["kind"].value, r["text"])
-        # where it stands in its thesaurus (the LLM's rich prompt names it)
-        for r in store.select("select-concept-hierarchy",
-                              values=Values.column("concept", [NamedNode(c) for c in chunk])):
-            _add(parts[r["concept"].value], r["kind"].value, r["text"])
-        for c, p in parts.items():
-            ev = ConceptEvidence(tuple(p.definitions), tuple(p.examples), tuple(p.labels),
-                                 tuple(p.usage), tuple(p.broader), tuple(p.schemes))
-            cache.put(c, ev)
-            out[c] = ev
-    return out
+    """Concept-level evidence for each IRI, queried per call (cached); where each concept stands
+    in its thesaurus too (the LLM's rich prompt names it)."""
+    return _queried(store, EVIDENCE, concepts, "concept",
+                    ("select-concept-evidence", "select-concept-hierarchy"),
+                    lambda p: ConceptEvidence(tuple(p.definitions), tuple(p.examples), tuple(p.labels),
+                                              tuple(p.usage), tuple(p.broader), tuple(p.schemes)))
 
 
 def _queried_sense_parts(store: Store, senses: Sequence[str]) -> dict[str, _SenseTexts]:
     """Sense-level evidence of each IRI, queried per call (cached)."""
-    cache = Derived.of(store).table(SENSE_EVIDENCE)
-    out, missing = cache.split(senses)
+    return _queried(store, SENSE_EVIDENCE, senses, "sense", ("select-sense-evidence",),
+                    lambda p: _SenseTexts(tuple(p.definitions), tuple(p.examples), tuple(p.labels),
+                                          tuple(p.usage), tuple(p.translations)))
+
+
+def _queried(store: Store, table: Table[str, E], iris: Iterable[str], column: str, queries: Sequence[str],
+             build: Callable[[_Parts], E]) -> dict[str, E]:
+    """``build`` of the rows ``queries`` give each IRI (bound as ``column``), in batches of
+    :data:`BATCH`; kept in the store's derived ``table``, which answers what it holds."""
+    cache = Derived.of(store).table(table)
+    out, missing = cache.split(iris)
     for chunk in _chunks(missing, BATCH):
-        parts = {s: _Parts.new() for s in chunk}
-        rows = store.select("select-sense-evidence",
-                            values=Values.column("sense", [NamedNode(s) for s in chunk]))
-        for r in rows:
-            _add(parts[r["sense"].value], r["kind"].value, r["text"])
-        for s, p in parts.items():
-            texts = _SenseTexts(tuple(p.definitions), tuple(p.examples), tuple(p.labels),
-                                tuple(p.usage), tuple(p.translations))
-            cache.put(s, texts)
-            out[s] = texts
+        parts = {i: _Parts.new() for i in chunk}
+        values = Values.column(column, [NamedNode(i) for i in chunk])
+        for name in queries:
+            for r in store.select(name, values=values):
+                _add(parts[r[column].value], r["kind"].value, r["text"])
+        for i, p in parts.items():
+            built = build(p)
+            cache.put(i, built)
+            out[i] = built
     return out
 
 

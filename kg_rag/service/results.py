@@ -18,6 +18,8 @@ from xml.sax.saxutils import escape, quoteattr
 import pyoxigraph
 from pyoxigraph import BlankNode, Literal, NamedNode, Triple
 
+from kg_rag.serialize import json_term
+
 XSD_STRING = "http://www.w3.org/2001/XMLSchema#string"
 RDF_LANG_STRING = "http://www.w3.org/1999/02/22-rdf-syntax-ns#langString"
 
@@ -107,25 +109,6 @@ def negotiate(accept: str | None, kind: str, name: str | None = None) -> Format 
 
 
 # --- solutions ------------------------------------------------------------------------------
-def _json_term(t: Any) -> dict[str, Any]:
-    if isinstance(t, NamedNode):
-        return {"type": "uri", "value": t.value}
-    if isinstance(t, BlankNode):
-        return {"type": "bnode", "value": t.value}
-    if isinstance(t, Literal):
-        d: dict[str, Any] = {"type": "literal", "value": t.value}
-        if t.language:
-            d["xml:lang"] = t.language
-        elif t.datatype.value != XSD_STRING:
-            d["datatype"] = t.datatype.value
-        return d
-    if isinstance(t, Triple):
-        return {"type": "triple", "value": {"subject": _json_term(t.subject),
-                                            "predicate": _json_term(t.predicate),
-                                            "object": _json_term(t.object)}}
-    raise TypeError(f"not an RDF term: {t!r}")
-
-
 def _xml_term(t: Any) -> str:
     if isinstance(t, NamedNode):
         return f"<uri>{escape(t.value)}</uri>"
@@ -162,7 +145,7 @@ def _csv_row(values: Sequence[str]) -> str:
 def _row(variables: Sequence[str], r: Sequence[Any], fmt: str) -> str:
     pairs = [(v, t) for v, t in zip(variables, r, strict=True) if t is not None]
     if fmt == "json":
-        return json.dumps({v: _json_term(t) for v, t in pairs}, ensure_ascii=False)
+        return json.dumps({v: json_term(t) for v, t in pairs}, ensure_ascii=False)
     if fmt == "xml":
         return "<result>" + "".join(f"<binding name={quoteattr(v)}>{_xml_term(t)}</binding>"
                                     for v, t in pairs) + "</result>"

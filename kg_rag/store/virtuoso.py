@@ -52,9 +52,10 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 import pyoxigraph
-from pyoxigraph import BlankNode, DefaultGraph, Literal, NamedNode, Quad, Triple
+from pyoxigraph import DefaultGraph, Literal, NamedNode, Quad, Triple
 
 from kg_rag.errors import QueryError, StoreError
+from kg_rag.serialize import json_term
 from kg_rag.store import queries
 from kg_rag.store.dialect import Dialect
 from kg_rag.store.render import Values, values_block
@@ -63,7 +64,6 @@ if TYPE_CHECKING:
     from kg_rag.store.base import Change
 
 XSD_BOOLEAN = NamedNode("http://www.w3.org/2001/XMLSchema#boolean")
-XSD_STRING = NamedNode("http://www.w3.org/2001/XMLSchema#string")
 XSD_DATETIME = NamedNode("http://www.w3.org/2001/XMLSchema#dateTime")
 _FRACTION = re.compile(r"(\.\d+)(?=Z|[+-]\d\d:\d\d|$)")
 #: where the default graph's triples live on Virtuoso (its own default graph is all graphs)
@@ -302,22 +302,10 @@ class VirtuosoDialect(Dialect):
 
 
 def _to_json(value: Any) -> dict[str, Any]:
-    if isinstance(value, NamedNode):
-        return {"type": "uri", "value": value.value}
-    if isinstance(value, BlankNode):
-        return {"type": "bnode", "value": value.value}
-    if isinstance(value, Literal):
-        out: dict[str, Any] = {"type": "literal", "value": value.value}
-        if value.language:
-            out["xml:lang"] = value.language
-        elif value.datatype != XSD_STRING:
-            out["datatype"] = value.datatype.value
-        return out
-    if isinstance(value, Triple):
-        return {"type": "triple", "value": {"subject": _to_json(value.subject),
-                                            "predicate": _to_json(value.predicate),
-                                            "object": _to_json(value.object)}}
-    raise StoreError(f"the endpoint answered a term kg-rag cannot write again: {value!r}")
+    try:
+        return json_term(value)
+    except TypeError:
+        raise StoreError(f"the endpoint answered a term kg-rag cannot write again: {value!r}") from None
 
 
 def reserialise(body: bytes, media: str, fmt: str, dialect: Dialect) -> tuple[bytes, str]:

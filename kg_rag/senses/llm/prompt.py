@@ -348,15 +348,22 @@ def _context(req: SelectionRequest, budget: int) -> str:
     return best if best is not None else truncate(text[max(0, centre - 10):], budget)
 
 
-def _mention_block(mid: str, req: SelectionRequest, ids: Sequence[tuple[str, str]],
-                   same_context_as: str | None, lang_suffix: str) -> str:
+def mention_head(mid: str, req: SelectionRequest, lang_suffix: str, width: int) -> str:
+    """A mention block's first line: its id, the mention's text, up to three of its candidates'
+    lemmas other than the text (each part cut to ``width``) and its language."""
     m = req.mention
     lemmas = list(dict.fromkeys(clean(c.lemma) for c in m.candidates if c.lemma))
     lemmas = [x for x in lemmas if x != clean(m.text)]
-    head = f"{mid} {quote(truncate(clean(m.text), 16) or '…')}"
+    head = f"{mid} {quote(truncate(clean(m.text), width) or '…')}"
     if lemmas:
-        head += f" lemma {quote(truncate('; '.join(lemmas[:3]), 16) or '…')}"
-    head += f" ({base_language(m.lang) or base_language(req.context_lang) or 'und'}{lang_suffix})"
+        head += f" lemma {quote(truncate('; '.join(lemmas[:3]), width) or '…')}"
+    return head + f" ({base_language(m.lang) or base_language(req.context_lang) or 'und'}{lang_suffix})"
+
+
+def _mention_block(mid: str, req: SelectionRequest, ids: Sequence[tuple[str, str]],
+                   same_context_as: str | None, lang_suffix: str) -> str:
+    m = req.mention
+    head = mention_head(mid, req, lang_suffix, 16)
     if same_context_as:
         ctx_line = f"context: same as {same_context_as}"
     else:

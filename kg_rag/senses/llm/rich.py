@@ -28,6 +28,7 @@ from kg_rag.senses.llm.prompt import (
     _pick,
     clean,
     estimate_tokens,
+    mention_head,
     quote,
     sense_parts,
     truncate,
@@ -137,12 +138,7 @@ def mention_block(mid: str, req: SelectionRequest, ids: Sequence[tuple[str, str]
                   same_context_as: str | None, lang_suffix: str) -> str:
     """The data block of one mention: head, context and a line per sense (see the module)."""
     m = req.mention
-    lemmas = list(dict.fromkeys(clean(c.lemma) for c in m.candidates if c.lemma))
-    lemmas = [x for x in lemmas if x != clean(m.text)]
-    head = f"{mid} {quote(truncate(clean(m.text), 24) or '…')}"
-    if lemmas:
-        head += f" lemma {quote(truncate('; '.join(lemmas[:3]), 24) or '…')}"
-    head += f" ({base_language(m.lang) or base_language(req.context_lang) or 'und'}{lang_suffix})"
+    head = mention_head(mid, req, lang_suffix, 24)
     ctx_line = (f"context: same as {same_context_as}" if same_context_as
                 else f"context: {quote(context(req))}")
     fixed = estimate_tokens(head) + estimate_tokens(ctx_line) + 2
