@@ -43,7 +43,7 @@ from pyoxigraph import Literal, NamedNode, Quad
 
 from kg_rag.annotate import Annotator
 from kg_rag.errors import InputError, NotFoundError, SelectionError
-from kg_rag.model import Mention, Selection, SelectionRequest
+from kg_rag.model import Agent, Mention, Selection, SelectionRequest
 from kg_rag.namespaces import KGR, OA, XSD
 from kg_rag.pipeline import postings, record
 from kg_rag.pipeline.decide import Decided, Unit, load_decisions, selection_requests
@@ -423,8 +423,10 @@ def _decide(store: Store, selector: SenseSelector, works: Sequence[_Work]
             for other in same[new.value]:
                 selections[other.ann.iri] = (sel, False)
     # a document whose annotation shares a decision asked for in another document carries
-    # that decision's quads too (its write drops them if the other one was written first)
+    # that decision's quads too (its write drops them if the other one was written first);
+    # each document's write describes the selectors of its decisions once
     for w in works:
+        agents: dict[Agent, None] = {}
         for c in w.todo:
             new = targets[c.ann.iri]
             sel, reused = selections[c.ann.iri]
@@ -434,8 +436,11 @@ def _decide(store: Store, selector: SenseSelector, works: Sequence[_Work]
             unit = w.plan.units[c.unit]
             quads[w.doc_id] += record.decision_quads(
                 new, c.mention, sel, record.context_hash(unit.context, unit.lang), unit.context,
-                started, ended)
+                started, ended, agent=False)
             quads[w.doc_id] += record.revision_quads(new, NamedNode(c.ann.decision))
+            agents.setdefault(sel.agent, None)
+        for a in agents:
+            quads[w.doc_id] += record.agent_quads(a)
     results: list[_Result] = []
     for w in works:
         done: list[Redecided] = []

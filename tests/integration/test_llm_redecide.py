@@ -336,3 +336,30 @@ def test_mentions_of_several_documents_share_a_request_and_each_document_its_wri
     assert per_doc == len(docs) > 1 and batched == 1 == rep.llm_calls
     assert rep.redecided == one_by_one.redecided and rep.written_documents == len(docs)
     assert {i.doc_id for i in rep.items if i.written} == docs
+
+
+def test_each_documents_write_describes_its_selector_once(indexed: KnowledgeGraph,
+                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    from pyoxigraph import Quad
+
+    from kg_rag.namespaces import RDF
+
+    sent: list[list[Quad]] = []
+    apply = indexed.store.apply
+
+    def spy(change: object) -> None:
+        sent.append(list(getattr(change, "insert", [])))
+        apply(change)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(indexed.store, "apply", spy)
+    with LlmServer(choose(FABRIC)) as srv:
+        rep = with_server(indexed, srv).redecide("llm", documents=["he-poem-fig"])
+    assert rep.written_documents == 1 and rep.redecided >= 2
+    writes = [w for w in sent if any(q.predicate == KGR.revisionOf for q in w)]
+    assert len(writes) == 1
+    described = [q for q in writes[0] if q.predicate == RDF.type and q.object == PROV.SoftwareAgent]
+    assert len(described) == 1                      # the llm selector, once for its decisions
+    decisions = {q.subject for q in writes[0] if q.predicate == KGR.revisionOf}
+    assert len(decisions) == rep.redecided
+    assert all(any(q.subject == d and q.predicate == PROV.wasAssociatedWith
+                   and q.object == described[0].subject for q in writes[0]) for d in decisions)
