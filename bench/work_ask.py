@@ -12,10 +12,11 @@ are rebuilt from the answer by the code ``ask`` runs (``retrieve.mention_reading
 query with the same VALUES), then ``rank`` itself (query, decision weights, scores, texts, spans,
 labels) with the same concepts.
 
-With ``--forget`` the questions it recorded are forgotten at the end, with the decisions only they
-use (``KnowledgeGraph.forget_questions(iris, decisions=True)``): the store holds what it held
-before, so the next stage (or repetition) asks first-time questions again without a copy of the
-store being made for each run (a copy doubles the disk a large stage needs).
+With ``--forget`` the questions it recorded are forgotten at the end (also when the run stops
+half-way), with the decisions only they use (``KnowledgeGraph.forget_questions(iris,
+decisions=True)``): the store holds what it held before, so the next stage (or repetition) asks
+first-time questions again without a copy of the store being made for each run (a copy doubles
+the disk a large stage needs).
 """
 
 from __future__ import annotations
@@ -63,40 +64,44 @@ def main(argv: list[str]) -> int:
     rank_lat: list[float] = []
     dump: list[dict[str, object]] = []
     asked: list[str] = []      # the questions recorded (forgotten at the end with --forget)
-    for i, q in enumerate(qs):
-        a = time.perf_counter()
-        try:
-            ans = kg.ask(q["text"], lang=q["lang"], k=k, wsd="knowledge")
-        except InputError:
-            no_concept += 1
-            continue
-        if not ans.question_iri:  # no known concept: an empty answer (no longer an InputError)
-            no_concept += 1
-            continue
-        dt = time.perf_counter() - a
-        asked.append(ans.question_iri)
-        if i < WARMUP:
-            warm.append(dt)
-            continue
-        lat.append(dt)
-        results += len(ans.results)
-        analyse.append(ans.timings_ms.get("analyse", 0.0) / 1000)
-        retrieve.append(ans.timings_ms.get("retrieve", 0.0) / 1000)
-        if concepts_out is not None:
-            qc = query_concepts(kg.store, ans, kg.retrieval)
-            iris = [NamedNode(c.iri) for c in qc]
-            if iris:
-                b = time.perf_counter()
-                rows = kg.store.select("select-document-postings", values=Values.column("concept", iris))
-                q_lat.append(time.perf_counter() - b)
-                b = time.perf_counter()
-                ranked = rank(kg.store, qc, k, ans.lang, kg.retrieval)
-                rank_lat.append(time.perf_counter() - b)
-                if [r.doc_id for r in ranked] != [r.doc_id for r in ans.results]:
-                    raise SystemExit(f"rank on the rebuilt concepts disagrees with ask for {q['text']!r}")
-                dump.append({"concepts": [c.iri for c in qc], "rows": len(rows)})
-    forgotten = kg.forget_questions(iris=asked, decisions=True) if forget else 0
-    kg.close()
+    forgotten = 0
+    try:
+        for i, q in enumerate(qs):
+            a = time.perf_counter()
+            try:
+                ans = kg.ask(q["text"], lang=q["lang"], k=k, wsd="knowledge")
+            except InputError:
+                no_concept += 1
+                continue
+            if not ans.question_iri:  # no known concept: an empty answer (no longer an InputError)
+                no_concept += 1
+                continue
+            dt = time.perf_counter() - a
+            asked.append(ans.question_iri)
+            if i < WARMUP:
+                warm.append(dt)
+                continue
+            lat.append(dt)
+            results += len(ans.results)
+            analyse.append(ans.timings_ms.get("analyse", 0.0) / 1000)
+            retrieve.append(ans.timings_ms.get("retrieve", 0.0) / 1000)
+            if concepts_out is not None:
+                qc = query_concepts(kg.store, ans, kg.retrieval)
+                iris = [NamedNode(c.iri) for c in qc]
+                if iris:
+                    b = time.perf_counter()
+                    rows = kg.store.select("select-document-postings", values=Values.column("concept", iris))
+                    q_lat.append(time.perf_counter() - b)
+                    b = time.perf_counter()
+                    ranked = rank(kg.store, qc, k, ans.lang, kg.retrieval)
+                    rank_lat.append(time.perf_counter() - b)
+                    if [r.doc_id for r in ranked] != [r.doc_id for r in ans.results]:
+                        raise SystemExit(f"rank on the rebuilt concepts disagrees with ask for {q['text']!r}")
+                    dump.append({"concepts": [c.iri for c in qc], "rows": len(rows)})
+    finally:   # a run that stops half-way forgets what it recorded too
+        if forget:
+            forgotten = kg.forget_questions(iris=asked, decisions=True)
+        kg.close()
     if concepts_out is not None:
         Path(concepts_out).write_text(json.dumps(dump), encoding="utf-8")
     print(json.dumps({"open_s": t_open, "latencies": lat, "warmup": warm, "no_concept": no_concept,
