@@ -44,8 +44,9 @@ def run(ctx: Ctx, sec: Section) -> None:
             "(the index step after the process start and lexicon build); wall includes them. "
             "Store size is the growth of the store folder over the lexicon-only store. `ask`: "
             f"{b.stages[0].ask.out.get('questions', '?') if b.stages[0].ask else '?'} questions, "
-            "knowledge selector, k=10, on a copy of the store after the stage (3 warm-up "
-            "questions not counted; questions with no known concept refused and counted).", "")
+            "knowledge selector, k=10, on the store after the stage, the questions it records "
+            "forgotten after it (3 warm-up questions not counted; questions with no known "
+            "concept refused and counted).", "")
     sec.table(["documents", "added", "index wall", "index step", "per document", "CPU/wall",
                "peak RSS", "store growth", "per document", "ask p50", "ask p95", "no concept"], rows)
     for s in b.stages:

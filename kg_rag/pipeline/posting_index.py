@@ -24,7 +24,8 @@ correctness.
 **How it is kept.** The store tells :func:`follow`'s follower of every write of a document graph
 (:meth:`~kg_rag.store.base.Store.follow_documents`): when the index was current at the stamp
 before the write, the write's quads become a new segment, merged into the one before while that
-one is at most :data:`MERGE_RATIO` times larger (so a store keeps O(log n) segments), and the
+one is at most :data:`MERGE_RATIO` times larger and the two hold at most :data:`MAX_MERGED` rows
+(so a store keeps O(log n) segments up to that size, and a few of that size beyond it), and the
 manifest moves to the write's stamp. Anything else — a user's SPARQL update, a write by a
 process that does not follow, a failed write, two writers racing, a write that deletes some
 annotation quads — leaves the index at an old stamp: :func:`refresh` (at the start and end of an
@@ -62,6 +63,11 @@ log = logging.getLogger(__name__)
 FORMAT = 4
 #: a segment is merged into the one before it when that one has at most this many times its entries
 MERGE_RATIO = 4
+#: ... and when the two hold at most this many rows (postings + spans) together: a merge holds
+#: both in memory, ~100 bytes a row at its peak, so an unbounded one grows with the corpus (the
+#: last merge of a 100,000-document run, 24 M rows, took the run from 1.7 to 4.0 GB; bench/
+#: ANALYSIS.md). Larger stores keep a few segments of about this size; a query reads each.
+MAX_MERGED = 4_000_000
 #: documents per query when the index is built from the store
 BATCH = 500
 
@@ -150,8 +156,8 @@ class Block:
                    np.asarray([r[2] for r in e.spans], np.uint64),
                    _positions([r[3] for r in e.spans]))
 
-    def __len__(self) -> int:
-        return len(self.doc)
+    def __len__(self) -> int:   # rows, as a segment counts them: postings and spans
+        return len(self.doc) + len(self.s_doc)
 
 
 def _renumber(table: list[str], merged: list[str]) -> np.ndarray:
@@ -341,15 +347,20 @@ class View:
         # a segment's entries of documents that a later segment retires do not count
         self.alive: list[np.ndarray | None] = []
         retired: set[int] = set()
+        live_in = np.zeros(len(self.docs), dtype=np.int64)   # segments a document lives in
         for seg, nums in zip(reversed(self.segments), reversed(self.doc_numbers), strict=True):
             if retired:
                 gone = np.fromiter(retired, dtype=np.int64, count=len(retired))
                 local_dead = np.isin(nums, gone)
                 self.alive.append(None if not local_dead.any() else ~local_dead[seg.doc])
+                live_in[nums[~local_dead]] += 1
             else:
                 self.alive.append(None)
+                live_in[nums] += 1
             retired.update(number[d] for d in seg.retires if d in number)
         self.alive.reverse()
+        #: no document lives in two segments: no node can be counted twice (see :meth:`postings`)
+        self.disjoint = bool((live_in <= 1).all())
         typed: set[str] = set()
         for seg in self.segments:
             typed.difference_update(seg.dropped)
@@ -402,6 +413,8 @@ class View:
         if len(parts) == 1:
             return parts[0]
         cols = tuple(np.concatenate([p[k] for p in parts]) for k in range(5))
+        if self.disjoint:
+            return cols
         # the same node written twice (a write repeated without a drop) counts once, as in the store:
         # the first of each (document, node), in the order above
         order = np.lexsort((cols[1], cols[0]))   # stable: equal keys keep their order
@@ -492,7 +505,7 @@ class Index:
                 block = Block.of(e)
                 while segments:   # merge into the segment before while it is not much larger
                     prev = self._segment(segments[-1])
-                    if len(prev) > MERGE_RATIO * max(1, len(block)):
+                    if not _mergeable(len(prev), len(block)):
                         break
                     block = _merge(prev.block(), block, keep_retires=len(segments) > 1)
                     segments.pop()
@@ -508,14 +521,17 @@ class Index:
             seg = self._segments[name] = Segment(self.folder / name)
         return seg
 
-    def reset(self, at: str, block: Block) -> None:
-        """Replace the whole index by one segment of ``block``, at stamp ``at``."""
+    def reset(self, at: str, blocks: Sequence[Block]) -> None:
+        """Replace the whole index by one segment per block, in order, at stamp ``at``."""
         with self.locked():
             m = self.manifest()
             nxt = m.next if m is not None else 0
-            name = f"s{nxt:08d}"
-            _write_segment(self.folder / name, block)
-            self._save(Manifest(at, (name,), nxt + 1))
+            names = []
+            for block in blocks:
+                names.append(f"s{nxt:08d}")
+                _write_segment(self.folder / names[-1], block)
+                nxt += 1
+            self._save(Manifest(at, tuple(names), nxt))
 
 
 _TYPE, _DOCUMENT = RDF.type.value, KGR.Document.value
@@ -742,10 +758,11 @@ def refresh(store: Store) -> bool:
             del entries, rows
         if stamp.read(store) != now or now is None:
             return False   # written meanwhile (a remote store): the next refresh tries again
-        whole = blocks[0] if blocks else Block.of(Entries())
-        for b in blocks[1:]:
-            whole = _merge(whole, b, keep_retires=False)
-        idx.reset(now, dataclasses.replace(whole, typed=frozenset(d.value for d in docs)))
+        # the blocks hold disjoint documents (one batch each), so they stay segments as they are;
+        # the store's documents are typed in the last
+        last = blocks.pop() if blocks else Block.of(Entries())
+        blocks.append(dataclasses.replace(last, typed=frozenset(d.value for d in docs)))
+        idx.reset(now, blocks)
         return True
 
 
@@ -754,9 +771,15 @@ def _push(blocks: list[Block], block: Block) -> None:
     they are not much larger (as segments are, :data:`MERGE_RATIO`), so a rebuild holds its
     postings as arrays — not as Python strings and numbers, which for a large store are
     gigabytes — and copies each row O(log n) times."""
-    while blocks and len(blocks[-1]) <= MERGE_RATIO * max(1, len(block)):
+    while blocks and _mergeable(len(blocks[-1]), len(block)):
         block = _merge(blocks.pop(), block, keep_retires=False)
     blocks.append(block)
+
+
+def _mergeable(before: int, new: int) -> bool:
+    """Is a segment of ``before`` rows merged with the ``new`` one after it? While it is not
+    much larger (:data:`MERGE_RATIO`) and the merge stays within :data:`MAX_MERGED` rows."""
+    return before <= MERGE_RATIO * max(1, new) and before + new <= MAX_MERGED
 
 
 def status(store: Store) -> dict[str, object]:

@@ -117,6 +117,43 @@ def test_many_small_writes_keep_few_segments(demo: Path, tmp_path: Path) -> None
     kg.close()
 
 
+def test_merges_stay_within_their_cap_and_answer_the_same(demo: Path, tmp_path: Path,
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """A merge holds both segments in memory: no merge exceeds MAX_MERGED rows, the writes and a
+    rebuild then keep several segments, and the answers are the store's."""
+    kg = _open(demo, tmp_path)
+    monkeypatch.setattr(posting_index, "MAX_MERGED", 60)
+    merged: list[int] = []
+    real_merge = posting_index._merge
+
+    def merge(old: posting_index.Block, new: posting_index.Block, keep_retires: bool) -> posting_index.Block:
+        merged.append(len(old) + len(new))
+        return real_merge(old, new, keep_retires)
+
+    monkeypatch.setattr(posting_index, "_merge", merge)
+    posting_index.index_of(kg.store).reset("x", [])  # type: ignore[union-attr]   # out of date
+    assert posting_index.refresh(kg.store)           # the rebuild: batches of BATCH documents
+    for i in range(12):
+        kg.index_documents([SourceDocument(f"small-{i}", f"The bank of the river, number {i}.", "en")])
+    _current_and_same(kg)
+    assert merged and max(merged) <= 60, merged
+    m = posting_index.index_of(kg.store).manifest()  # type: ignore[union-attr]
+    assert m is not None and len(m.segments) > 2, m.segments
+    # ranking from the segments gives what ranking from the store gives
+    with_index = _answers(kg)
+    monkeypatch.setattr(posting_index, "arrays", lambda store, cs: None)
+    assert _answers(kg) == with_index
+    monkeypatch.undo()
+    monkeypatch.setattr(posting_index, "MAX_MERGED", 60)
+    monkeypatch.setattr(posting_index, "BATCH", 10)   # a rebuild of several batches
+    posting_index.index_of(kg.store).reset("x", [])  # type: ignore[union-attr]
+    assert posting_index.refresh(kg.store)
+    _current_and_same(kg)
+    m = posting_index.index_of(kg.store).manifest()  # type: ignore[union-attr]
+    assert m is not None and len(m.segments) > 1, m.segments
+    kg.close()
+
+
 def test_postings_written_again_without_a_drop_count_once(demo: Path, tmp_path: Path) -> None:
     """A write that repeats posting nodes already in the store (no drop first) adds no quads to
     the store; the index gets a segment with the same nodes again and must count each once."""
