@@ -8,6 +8,7 @@ from typing import Any
 from pyoxigraph import BlankNode, Literal, NamedNode, Triple
 
 from kg_rag.model import Answer, Candidate, Contribution, LanguageGuess, MentionReport, Result
+from kg_rag.namespaces import XSD
 
 
 def candidate_dict(c: Candidate, scores: dict[str, float] | None = None) -> dict[str, Any]:
@@ -83,8 +84,6 @@ def answer_dict(a: Answer) -> dict[str, Any]:
     }
 
 
-_XSD_STRING = "http://www.w3.org/2001/XMLSchema#string"
-
 
 def json_term(t: Any) -> dict[str, Any]:
     """An RDF term as a SPARQL 1.1 JSON results binding (a quoted triple as SPARQL-star's
@@ -97,7 +96,7 @@ def json_term(t: Any) -> dict[str, Any]:
         d: dict[str, Any] = {"type": "literal", "value": t.value}
         if t.language:
             d["xml:lang"] = t.language
-        elif t.datatype.value != _XSD_STRING:
+        elif t.datatype != XSD.string:
             d["datatype"] = t.datatype.value
         return d
     if isinstance(t, Triple):
