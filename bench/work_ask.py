@@ -1,6 +1,6 @@
 """Our worker for ``retrieve`` and ``grow``: ``KnowledgeGraph.ask`` latency per question.
 
-    python -m bench.work_ask STORE QUESTIONS.jsonl K [CONCEPTS_OUT.json] [--forget]
+    python -m bench.work_ask STORE QUESTIONS.jsonl K [CONCEPTS_OUT.json [N]] [--forget]
 
 For each question (``{"text", "lang"}``): ``kg.ask(text, lang, k=K, wsd="knowledge")`` end to end
 (the real API: annotate, decide, record, expand, rank). Questions with no known concept are
@@ -10,7 +10,8 @@ are rebuilt from the answer by the code ``ask`` runs (``retrieve.mention_reading
 ``question_concepts``, ``expand`` with ``kg.retrieval``), and the retrieval query ``rank`` runs,
 ``select-document-postings``, is timed alone (so the peer engine, rdflib, can run the same
 query with the same VALUES), then ``rank`` itself (query, decision weights, scores, texts, spans,
-labels) with the same concepts.
+labels) with the same concepts — for the first N questions counted (all without N: on a
+100,000-document store the query alone takes seconds, and the peers run only the first few).
 
 With ``--forget`` the questions it recorded are forgotten at the end (also when the run stops
 half-way), with the decisions only they use (``KnowledgeGraph.forget_questions(iris,
@@ -49,6 +50,7 @@ def main(argv: list[str]) -> int:
     argv = [a for a in argv if a != "--forget"]
     store, qfile, k = argv[0], argv[1], int(argv[2])
     concepts_out = argv[3] if len(argv) > 3 else None
+    timed = int(argv[4]) if len(argv) > 4 else None
     qs = [json.loads(x) for x in Path(qfile).read_text(encoding="utf-8").splitlines() if x]
     t0 = time.perf_counter()
     kg = KnowledgeGraph.open(path=store)
@@ -85,7 +87,7 @@ def main(argv: list[str]) -> int:
             results += len(ans.results)
             analyse.append(ans.timings_ms.get("analyse", 0.0) / 1000)
             retrieve.append(ans.timings_ms.get("retrieve", 0.0) / 1000)
-            if concepts_out is not None:
+            if concepts_out is not None and (timed is None or len(dump) < timed):
                 qc = query_concepts(kg.store, ans, kg.retrieval)
                 iris = [NamedNode(c.iri) for c in qc]
                 if iris:
