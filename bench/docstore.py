@@ -14,7 +14,7 @@ from pathlib import Path
 
 from bench.context import KG, Ctx
 from bench.corpus import make_documents, make_questions
-from bench.measure import Run, dir_size, run_child, worker
+from bench.measure import BenchError, Run, dir_size, run_child, worker
 
 
 @dataclass(slots=True)
@@ -38,6 +38,11 @@ class Built:
 #: documents indexed (into a copy that is thrown away) before the first timed stage
 WARM_UP = 10
 
+#: how long a stage's ``kg-rag index`` may take, per document (at least an hour): ~5× the
+#: ~45 ms a document measured at --scale full, whose 70,000-document stage took 57 min in one
+#: run and more than the hour the bench gave every child in the next (killed at 60 min)
+STAGE_SECONDS_PER_DOC = 0.2
+
 
 def sizes(ctx: Ctx) -> list[int]:
     # small: the issue's 1 : 3 : 10 steps at 1/250 of its sizes (indexing runs at a few documents
@@ -52,9 +57,24 @@ def n_questions(ctx: Ctx) -> int:
 
 
 def build(ctx: Ctx, with_ask: bool = True) -> Built:
+    """The store after every stage, built once a run: a section that needs it after the build
+    failed fails too, with the build's error, rather than indexing everything again (at --scale
+    full that was another 80 minutes)."""
     done = ctx.memo.get("docstore")
     if isinstance(done, Built):
         return done
+    if isinstance(done, BaseException):
+        raise BenchError(f"the documents' store failed to build earlier in this run: {done}")
+    try:
+        built = _build(ctx, with_ask)
+    except Exception as e:
+        ctx.memo["docstore"] = e
+        raise
+    ctx.memo["docstore"] = built
+    return built
+
+
+def _build(ctx: Ctx, with_ask: bool) -> Built:
     stages_n = sizes(ctx)
     work = ctx.dir("docs")
     corpus = work / "corpus.jsonl"
@@ -79,7 +99,8 @@ def build(ctx: Ctx, with_ask: bool = True) -> Built:
         part = work / f"part-{n}.jsonl"
         part.write_text("\n".join(lines[prev:n]) + "\n", encoding="utf-8")
         ctx.log(f"  indexing documents {prev}–{n} of the corpus")
-        r = run_child([*KG, "--store", str(store), "index", str(part), "--json"])
+        r = run_child([*KG, "--store", str(store), "index", str(part), "--json"],
+                      timeout=max(3600.0, (n - prev) * STAGE_SECONDS_PER_DOC))
         size = dir_size(store)
         st = Stage(n, n - prev, r, size)
         if with_ask:
@@ -89,8 +110,6 @@ def build(ctx: Ctx, with_ask: bool = True) -> Built:
             st.ask = run_child(worker("work_ask", str(store), str(questions), "10", "--forget"))
         stages.append(st)
         prev = n
-    built = Built(corpus, questions, store, base, stages)
     (work / "stages.json").write_text(json.dumps({"corpus": info, "stages": [
         {"docs": s.docs, "wall": s.index.wall, "store_bytes": s.store_bytes} for s in stages]}))
-    ctx.memo["docstore"] = built
-    return built
+    return Built(corpus, questions, store, base, stages)

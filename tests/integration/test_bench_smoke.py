@@ -133,3 +133,26 @@ def test_service_memory_reads_the_process_tree() -> None:
     finally:
         child.kill()
         child.wait()
+
+
+def test_a_failed_documents_store_is_not_built_again_in_the_same_run(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """grow's build failing (a stage timed out) fails retrieve with that error: retrieve does not
+    index every document again (at --scale full, another 80 minutes)."""
+    from bench import docstore
+    from bench.context import Ctx
+
+    calls: list[str] = []
+
+    def failing(ctx: Ctx, with_ask: bool) -> docstore.Built:
+        calls.append(ctx.scale)
+        raise BenchError("timed out after 3600 s: kg-rag index part-100000.jsonl")
+
+    monkeypatch.setattr(docstore, "_build", failing)
+    ctx = Ctx(shared=tmp_path, out=tmp_path, scale="tiny")
+    with pytest.raises(BenchError, match="timed out"):
+        docstore.build(ctx)
+    with pytest.raises(BenchError, match="failed to build earlier in this run: timed out"):
+        docstore.build(ctx)
+    assert calls == ["tiny"]
+
