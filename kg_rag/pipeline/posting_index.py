@@ -626,11 +626,34 @@ _INDEXES: dict[str, Index] = {}
 _INDEXES_LOCK = threading.Lock()
 
 
+#: the cache folders this process swept of older formats' indexes
+_SWEPT: set[Path] = set()
+
+
+def _sweep_older(parent: Path) -> None:
+    """Remove the indexes of older formats under ``parent`` (``<format>-<identity>``), once a
+    process: no version of kg-rag that writes this format reads them, and an upgrade left them
+    behind (hundreds of folders, gigabytes, on a machine that runs the tests)."""
+    if parent in _SWEPT:
+        return
+    _SWEPT.add(parent)
+    gone = 0
+    with contextlib.suppress(OSError):
+        for p in parent.iterdir():
+            fmt = p.name.split("-", 1)[0]
+            if p.is_dir() and fmt.isdigit() and int(fmt) < FORMAT:
+                shutil.rmtree(p, ignore_errors=True)
+                gone += 1
+    if gone:
+        log.info("removed %d posting indexes of older formats from %s", gone, parent)
+
+
 def _index(store: Store, identity: str) -> Index:
-    folder = Derived.of(store).cache_dir / "postings" / (
-        f"{FORMAT}-" + hashlib.sha256(identity.encode()).hexdigest()[:20])
+    parent = Derived.of(store).cache_dir / "postings"
+    folder = parent / (f"{FORMAT}-" + hashlib.sha256(identity.encode()).hexdigest()[:20])
     key = str(folder)
     with _INDEXES_LOCK:
+        _sweep_older(parent)
         idx = _INDEXES.get(key)
         if idx is None:
             idx = _INDEXES[key] = Index(folder)

@@ -351,3 +351,26 @@ def test_a_rebuild_in_batches_of_one_document_answers_what_the_store_says(
     _current_and_same(kg)
     assert _answers(kg) == want
     kg.close()
+
+
+def test_indexes_of_older_formats_are_swept_once_a_process(tmp_path: Path,
+                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    """Opening an index removes the cache's folders of older formats (an upgrade leaves them
+    unreadable), keeps this format's and anything else, and looks only once a process."""
+    from kg_rag.derived import Derived
+
+    monkeypatch.setattr(posting_index, "_SWEPT", set())
+    parent = tmp_path / "cache" / "postings"
+    f = posting_index.FORMAT
+    for name in (f"{f - 1}-aaaa", f"{f - 2}-bbbb", f"{f}-cccc", f"{f + 1}-dddd", "notes"):
+        (parent / name).mkdir(parents=True)
+        (parent / name / "manifest.json").write_text("{}", encoding="utf-8")
+    (parent / f"{f - 1}-a-file").write_text("not a folder", encoding="utf-8")
+    with EmbeddedStore(":memory:") as store:
+        Derived.of(store, cache_dir=tmp_path / "cache")
+        posting_index._index(store, "some-identity")
+        left = sorted(p.name for p in parent.iterdir())
+        assert left == sorted([f"{f - 1}-a-file", f"{f}-cccc", f"{f + 1}-dddd", "notes"])
+        (parent / f"{f - 1}-eeee").mkdir()
+        posting_index._index(store, "another-identity")
+        assert (parent / f"{f - 1}-eeee").is_dir()
