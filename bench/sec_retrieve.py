@@ -33,6 +33,10 @@ def run(ctx: Ctx, sec: Section) -> None:
     work = ctx.dir("retrieve")
     concepts = work / "concepts.json"
     state: dict[str, object] = {}
+    # the questions whose retrieval query runs alone, on every engine: at --scale full it takes
+    # ~8 s a question on the 100,000-document store, and 30 questions on three engines three
+    # times over were ~40 of the 122 minutes of the first run
+    n_q = ctx.pick(5, 30, 10)
 
     def ours(i: int) -> Run:
         # each repetition asks first-time questions: the ones it records are forgotten after it,
@@ -43,10 +47,6 @@ def run(ctx: Ctx, sec: Section) -> None:
     def bm25(i: int) -> Run:
         return run_child(worker("work_peers", "bm25", str(b.corpus), str(b.questions), "10"))
 
-    # the questions whose retrieval query runs alone, on every engine: at --scale full it takes
-    # ~8 s a question on the 100,000-document store, and 30 questions on three engines three
-    # times over were ~40 of the 122 minutes of the first run
-    n_q = ctx.pick(5, 30, 10)
     runs = interleaved({"kg-rag ask": ours, "bm25s": bm25}, ctx.repeat, ctx.log)
     # rdflib: the same query with the same VALUES, over the same documents' graphs
     nq = work / "docs.nq"

@@ -84,7 +84,6 @@ def answer_dict(a: Answer) -> dict[str, Any]:
     }
 
 
-
 def json_term(t: Any) -> dict[str, Any]:
     """An RDF term as a SPARQL 1.1 JSON results binding (a quoted triple as SPARQL-star's
     ``"triple"``); ``TypeError`` for anything else."""
