@@ -46,6 +46,7 @@ import logging
 import os
 import shutil
 import threading
+import time
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -626,26 +627,92 @@ _INDEXES: dict[str, Index] = {}
 _INDEXES_LOCK = threading.Lock()
 
 
-#: the cache folders this process swept of older formats' indexes
+#: the cache folders this process swept (once a process)
 _SWEPT: set[Path] = set()
+#: the file in an index's folder that lists, a line each, the stores that opened it (a local
+#: store's absolute folder, a remote one's endpoint)
+USERS = "stores"
+#: an index that names no store (one written before the list existed) goes when its manifest
+#: has not changed for this long
+UNNAMED_DAYS = 30
+#: the (index folder, store) pairs this process has noted
+_NOTED: set[tuple[Path, str]] = set()
 
 
-def _sweep_older(parent: Path) -> None:
-    """Remove the indexes of older formats under ``parent`` (``<format>-<identity>``), once a
-    process: no version of kg-rag that writes this format reads them, and an upgrade left them
-    behind (hundreds of folders, gigabytes, on a machine that runs the tests)."""
+def _user(store: Store) -> str:
+    """How ``store`` is named in an index's list of users."""
+    loc = store.location
+    return loc if "://" in loc else str(Path(loc).resolve())
+
+
+def _gone(user: str) -> bool:
+    """True when ``user`` is a local store's folder that no longer exists (an endpoint is never
+    known to be gone)."""
+    return "://" not in user and not os.path.exists(user)
+
+
+def _note_user(folder: Path, store: Store) -> None:
+    """Add ``store`` to the stores that opened the index in ``folder`` (once a process)."""
+    if not _keeps(store):
+        return
+    me = _user(store)
+    if (folder, me) in _NOTED:
+        return
+    _NOTED.add((folder, me))
+    path = folder / USERS
+    with contextlib.suppress(OSError):
+        if me in path.read_text(encoding="utf-8").splitlines():
+            return
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        with open(path, "a", encoding="utf-8") as f:
+            f.write(me + "\n")
+    except OSError as e:   # the index still works; only its removal waits for the age rule
+        log.debug("could not note the store that opened %s: %s", folder, e)
+
+
+def _orphaned(folder: Path, now: float) -> bool:
+    """An index of this format that nothing can use any more: every store that opened it is a
+    local folder that is gone, or it names no store and has not changed for ``UNNAMED_DAYS``."""
+    try:
+        users = [u for u in (folder / USERS).read_text(encoding="utf-8").splitlines() if u]
+    except FileNotFoundError:
+        try:
+            changed = (folder / "manifest.json").stat().st_mtime
+        except OSError:   # no manifest yet: an index being made right now
+            return False
+        return now - changed > UNNAMED_DAYS * 86400
+    except OSError:
+        return False
+    return bool(users) and all(_gone(u) for u in users)
+
+
+def _sweep_cache(parent: Path) -> None:
+    """Once a process, remove from ``parent`` the indexes no version or store can use: those of
+    older formats (``<format>-<identity>``; no version of kg-rag that writes this format reads
+    them, and an upgrade left them behind) and those of this format whose stores are all gone
+    (every test run and every scratch store left one: 1,185 folders, 3.1 GB, on a machine that
+    runs the tests). A copy of a store shares its original's index; once the copy has been
+    opened, it keeps the index when the original goes."""
     if parent in _SWEPT:
         return
     _SWEPT.add(parent)
-    gone = 0
+    older = orphans = 0
+    now = time.time()
     with contextlib.suppress(OSError):
         for p in parent.iterdir():
             fmt = p.name.split("-", 1)[0]
-            if p.is_dir() and fmt.isdigit() and int(fmt) < FORMAT:
+            if not (p.is_dir() and fmt.isdigit()):
+                continue
+            if int(fmt) < FORMAT:
                 shutil.rmtree(p, ignore_errors=True)
-                gone += 1
-    if gone:
-        log.info("removed %d posting indexes of older formats from %s", gone, parent)
+                older += 1
+            elif int(fmt) == FORMAT and _orphaned(p, now):
+                shutil.rmtree(p, ignore_errors=True)
+                orphans += 1
+    if older or orphans:
+        log.info("removed %d posting indexes of older formats and %d of stores that are gone "
+                 "from %s", older, orphans, parent)
 
 
 def _index(store: Store, identity: str) -> Index:
@@ -653,7 +720,8 @@ def _index(store: Store, identity: str) -> Index:
     folder = parent / (f"{FORMAT}-" + hashlib.sha256(identity.encode()).hexdigest()[:20])
     key = str(folder)
     with _INDEXES_LOCK:
-        _sweep_older(parent)
+        _note_user(folder, store)
+        _sweep_cache(parent)
         idx = _INDEXES.get(key)
         if idx is None:
             idx = _INDEXES[key] = Index(folder)

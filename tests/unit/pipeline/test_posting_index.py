@@ -374,3 +374,52 @@ def test_indexes_of_older_formats_are_swept_once_a_process(tmp_path: Path,
         (parent / f"{f - 1}-eeee").mkdir()
         posting_index._index(store, "another-identity")
         assert (parent / f"{f - 1}-eeee").is_dir()
+
+
+def test_indexes_whose_stores_are_gone_are_swept(tmp_path: Path,
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """An index names the stores that opened it; one whose local stores are all gone is removed
+    when a process first opens an index, one a store still uses or an endpoint named stays, and
+    one that names no store goes only when its manifest is older than UNNAMED_DAYS."""
+    import os
+    import time
+
+    from kg_rag.derived import Derived
+
+    monkeypatch.setattr(posting_index, "_SWEPT", set())
+    monkeypatch.setattr(posting_index, "_NOTED", set())
+    parent = tmp_path / "cache" / "postings"
+    f = posting_index.FORMAT
+    alive = tmp_path / "a-store"
+    alive.mkdir()
+    names = {"gone": [str(tmp_path / "deleted-store")],
+             "one-left": [str(tmp_path / "deleted-store"), str(alive)],
+             "remote": ["http://127.0.0.1:7878/query"],
+             "old-unnamed": None, "new-unnamed": None}
+    for name, users in names.items():
+        (parent / f"{f}-{name}").mkdir(parents=True)
+        (parent / f"{f}-{name}" / "manifest.json").write_text("{}", encoding="utf-8")
+        if users is not None:
+            (parent / f"{f}-{name}" / posting_index.USERS).write_text(
+                "".join(u + "\n" for u in users), encoding="utf-8")
+    old = time.time() - (posting_index.UNNAMED_DAYS + 1) * 86400
+    os.utime(parent / f"{f}-old-unnamed" / "manifest.json", (old, old))
+    (parent / f"{f}-being-made").mkdir()   # no manifest yet: another process is making it
+    with EmbeddedStore(tmp_path / "store") as store:
+        Derived.of(store, cache_dir=tmp_path / "cache")
+        idx = posting_index._index(store, "some-identity")
+        left = sorted(p.name.split("-", 1)[1] for p in parent.iterdir())
+        assert left == sorted(["one-left", "remote", "new-unnamed", "being-made",
+                               idx.folder.name.split("-", 1)[1]])
+        # the store that opened it is named, by its absolute folder, once
+        posting_index._index(store, "some-identity")
+        assert (idx.folder / posting_index.USERS).read_text(encoding="utf-8") == \
+            f"{(tmp_path / 'store').resolve()}\n"
+    # its store gone, the next process removes it
+    shutil.rmtree(tmp_path / "store")
+    monkeypatch.setattr(posting_index, "_SWEPT", set())
+    with EmbeddedStore(":memory:") as other:
+        Derived.of(other, cache_dir=tmp_path / "cache")
+        posting_index._index(other, "another-identity")
+        assert not idx.folder.exists()
+        assert (parent / f"{f}-one-left").is_dir()
