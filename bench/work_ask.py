@@ -48,6 +48,9 @@ def query_concepts(store: Store, answer: Answer, config: RetrievalConfig) -> lis
 def main(argv: list[str]) -> int:
     forget = "--forget" in argv
     argv = [a for a in argv if a != "--forget"]
+    if len(argv) < 3 or not argv[2].isdigit():
+        print("usage: " + __doc__.split("\n\n")[1].strip(), file=sys.stderr)
+        return 2
     store, qfile, k = argv[0], argv[1], int(argv[2])
     concepts_out = argv[3] if len(argv) > 3 else None
     timed = int(argv[4]) if len(argv) > 4 else None
