@@ -628,15 +628,15 @@ _INDEXES_LOCK = threading.Lock()
 
 
 #: the cache folders this process swept (once a process)
-_SWEPT: set[Path] = set()
+_SWEPT: set[str] = set()
 #: the file in an index's folder that lists, a line each, the stores that opened it (a local
 #: store's absolute folder, a remote one's endpoint)
 USERS = "stores"
 #: an index that names no store (one written before the list existed) goes when its manifest
 #: has not changed for this long
 UNNAMED_DAYS = 30
-#: the (index folder, store) pairs this process has noted
-_NOTED: set[tuple[Path, str]] = set()
+#: the (index folder, store location) pairs this process has noted
+_NOTED: set[tuple[str, str]] = set()
 
 
 def _user(store: Store) -> str:
@@ -651,14 +651,14 @@ def _gone(user: str) -> bool:
     return "://" not in user and not os.path.exists(user)
 
 
-def _note_user(folder: Path, store: Store) -> None:
-    """Add ``store`` to the stores that opened the index in ``folder`` (once a process)."""
-    if not _keeps(store):
+def _note_user(folder: Path, key: str, store: Store) -> None:
+    """Add ``store`` to the stores that opened the index in ``folder`` (``key``: its name as a
+    string; once a process)."""
+    noted = (key, store.location)
+    if noted in _NOTED or not _keeps(store):
         return
+    _NOTED.add(noted)
     me = _user(store)
-    if (folder, me) in _NOTED:
-        return
-    _NOTED.add((folder, me))
     path = folder / USERS
     with contextlib.suppress(OSError):
         if me in path.read_text(encoding="utf-8").splitlines():
@@ -694,9 +694,9 @@ def _sweep_cache(parent: Path) -> None:
     (every test run and every scratch store left one: 1,185 folders, 3.1 GB, on a machine that
     runs the tests). A copy of a store shares its original's index; once the copy has been
     opened, it keeps the index when the original goes."""
-    if parent in _SWEPT:
+    if str(parent) in _SWEPT:
         return
-    _SWEPT.add(parent)
+    _SWEPT.add(str(parent))
     older = orphans = 0
     now = time.time()
     with contextlib.suppress(OSError):
@@ -720,7 +720,7 @@ def _index(store: Store, identity: str) -> Index:
     folder = parent / (f"{FORMAT}-" + hashlib.sha256(identity.encode()).hexdigest()[:20])
     key = str(folder)
     with _INDEXES_LOCK:
-        _note_user(folder, store)
+        _note_user(folder, key, store)
         _sweep_cache(parent)
         idx = _INDEXES.get(key)
         if idx is None:
