@@ -629,8 +629,9 @@ _INDEXES_LOCK = threading.Lock()
 
 #: the cache folders this process swept (once a process)
 _SWEPT: set[str] = set()
-#: the file in an index's folder that lists, a line each, the stores that opened it (a local
-#: store's absolute folder, a remote one's endpoint)
+#: the file in an index's folder that lists, a line each, the stores that opened it: the
+#: engine's kind and where it is, tab-separated (``embedded`` and the store's absolute folder,
+#: ``remote`` and the endpoint)
 USERS = "stores"
 #: an index that names no store (one written before the list existed) goes when its manifest
 #: has not changed for this long
@@ -639,16 +640,24 @@ UNNAMED_DAYS = 30
 _NOTED: set[tuple[str, str]] = set()
 
 
-def _user(store: Store) -> str:
-    """How ``store`` is named in an index's list of users."""
-    loc = store.location
-    return loc if "://" in loc else str(Path(loc).resolve())
+@dataclass(frozen=True, slots=True)
+class _User:
+    """How a store is named in an index's list of users (:meth:`Store.on_engine`)."""
+
+    location: str
+
+    def embedded(self, engine: object) -> str:
+        return f"embedded\t{Path(self.location).resolve()}"
+
+    def remote(self, endpoint: str) -> str:
+        return f"remote\t{endpoint}"
 
 
 def _gone(user: str) -> bool:
-    """True when ``user`` is a local store's folder that no longer exists (an endpoint is never
-    known to be gone)."""
-    return "://" not in user and not os.path.exists(user)
+    """True when ``user`` (a line of :data:`USERS`) is an embedded store's folder that no longer
+    exists; an endpoint, or a line this version does not read, is never taken for gone."""
+    kind, _, where = user.partition("\t")
+    return kind == "embedded" and bool(where) and not os.path.exists(where)
 
 
 def _note_user(folder: Path, key: str, store: Store) -> None:
@@ -658,7 +667,7 @@ def _note_user(folder: Path, key: str, store: Store) -> None:
     if noted in _NOTED or not _keeps(store):
         return
     _NOTED.add(noted)
-    me = _user(store)
+    me = store.on_engine(_User(store.location))
     path = folder / USERS
     with contextlib.suppress(OSError):
         if me in path.read_text(encoding="utf-8").splitlines():

@@ -392,9 +392,10 @@ def test_indexes_whose_stores_are_gone_are_swept(tmp_path: Path,
     f = posting_index.FORMAT
     alive = tmp_path / "a-store"
     alive.mkdir()
-    names = {"gone": [str(tmp_path / "deleted-store")],
-             "one-left": [str(tmp_path / "deleted-store"), str(alive)],
-             "remote": ["http://127.0.0.1:7878/query"],
+    deleted = f"embedded\t{tmp_path / 'deleted-store'}"
+    names = {"gone": [deleted],
+             "one-left": [deleted, f"embedded\t{alive}"],
+             "remote": ["remote\thttp://127.0.0.1:7878/query"],
              "old-unnamed": None, "new-unnamed": None}
     for name, users in names.items():
         (parent / f"{f}-{name}").mkdir(parents=True)
@@ -414,7 +415,12 @@ def test_indexes_whose_stores_are_gone_are_swept(tmp_path: Path,
         # the store that opened it is named, by its absolute folder, once
         posting_index._index(store, "some-identity")
         assert (idx.folder / posting_index.USERS).read_text(encoding="utf-8") == \
-            f"{(tmp_path / 'store').resolve()}\n"
+            f"embedded\t{(tmp_path / 'store').resolve()}\n"
+    # an endpoint is named by its address, and never taken for gone
+    from kg_rag.store.remote import RemoteStore
+    remote = RemoteStore("http://127.0.0.1:9/query")
+    named = remote.on_engine(posting_index._User(remote.location))
+    assert named == "remote\thttp://127.0.0.1:9/query" and not posting_index._gone(named)
     # its store gone, the next process removes it
     shutil.rmtree(tmp_path / "store")
     monkeypatch.setattr(posting_index, "_SWEPT", set())
