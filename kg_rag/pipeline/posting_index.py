@@ -85,6 +85,11 @@ _NUM = np.int32
 _POS = np.uint32
 
 
+#: a concept's postings as :func:`arrays` gives them: (document number, labels, agreement,
+#: meaning), one entry per posting node
+Columns = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]
+
+
 def _positions(rows: Sequence[tuple[int, int, int, int]]) -> np.ndarray:
     """Spans' offsets as an (n, 4) array; an offset beyond what :data:`_POS` holds is an
     error, never a wrapped number."""
@@ -345,6 +350,11 @@ class View:
                     self.docs.append(d)
                 nums.append(n)
             self.doc_numbers.append(np.asarray(nums, dtype=np.int64))
+        # every segment's numbering end to end, and where each segment's begins (for postings)
+        self._numbers = (np.concatenate(self.doc_numbers) if self.doc_numbers
+                         else np.zeros(0, np.int64))
+        self._number_base = np.cumsum([0] + [len(s.docs) for s in self.segments])[:-1].astype(np.int64)
+        self._in_order = bool(np.array_equal(self._numbers, np.arange(len(self._numbers))))
         # a segment's entries of documents that a later segment retires do not count
         self.alive: list[np.ndarray | None] = []
         retired: set[int] = set()
@@ -394,37 +404,83 @@ class View:
                         int(pos[0]), int(pos[1]), int(pos[2]), int(pos[3]))
         return out
 
-    def postings(self, concept: str) -> tuple[np.ndarray, ...]:
-        """(document number, node, labels, agreement, meaning) of ``concept``'s live entries."""
-        parts: list[tuple[np.ndarray, ...]] = []
-        for seg, nums, alive in zip(self.segments, self.doc_numbers, self.alive, strict=True):
-            i = seg.index.get(concept)
-            if i is None:
-                continue
-            s, e = int(seg.offsets[i]), int(seg.offsets[i + 1])
-            cols: tuple[np.ndarray, ...] = (nums[seg.doc[s:e]], seg.node[s:e], seg.labels[s:e],
-                                            seg.agreement[s:e], seg.meaning[s:e])
-            if alive is not None:
-                keep = alive[s:e]
-                cols = tuple(c[keep] for c in cols)
-            parts.append(cols)
-        if not parts:
-            return (np.zeros(0, np.int64), np.zeros(0, np.uint64), np.zeros(0, np.int64),
-                    np.zeros(0), np.zeros(0))
-        if len(parts) == 1:
-            return parts[0]
-        cols = tuple(np.concatenate([p[k] for p in parts]) for k in range(5))
-        if self.disjoint:
-            return cols
-        # the same node written twice (a write repeated without a drop) counts once, as in the store:
-        # the first of each (document, node), in the order above
-        order = np.lexsort((cols[1], cols[0]))   # stable: equal keys keep their order
-        d, n = cols[0][order], cols[1][order]
-        again = (d[1:] == d[:-1]) & (n[1:] == n[:-1])
-        if again.any():
-            first = np.sort(order[np.concatenate(([True], ~again))])
-            cols = tuple(c[first] for c in cols)
-        return cols
+    def postings(self, concepts: Sequence[str]) -> Found:
+        """The live entries of ``concepts`` (each given once), concept by concept, and for each
+        segment by segment and in each by document.
+
+        Read for all the concepts at once: each (concept, segment) range is a slice of the
+        segment's columns, and each column one concatenation of all the slices. Read one
+        (concept, segment) at a time, each cost ~3.5 µs of numpy calls — a question asks for
+        ~135 concepts over ~9 segments at 100,000 documents, most of its ranking
+        (bench/ANALYSIS.md)."""
+        k, n_seg = len(concepts), len(self.segments)
+        start = np.zeros((k, n_seg), dtype=np.int64)
+        end = np.zeros((k, n_seg), dtype=np.int64)
+        for j, seg in enumerate(self.segments):
+            get = seg.index.get
+            found = [(q, i) for q, c in enumerate(concepts) if (i := get(c)) is not None]
+            if found:
+                q, at = np.asarray(found, dtype=np.int64).T
+                start[q, j], end[q, j] = seg.offsets[at], seg.offsets[at + 1]
+        # the (concept, segment) ranges with rows, concept by concept
+        qq, jj = np.nonzero(end > start)
+        lens = end[qq, jj] - start[qq, jj]
+        pieces = list(zip(jj.tolist(), start[qq, jj].tolist(), end[qq, jj].tolist(), strict=True))
+
+        def column(name: str, dtype: type) -> np.ndarray:
+            arrays = [getattr(seg, name) for seg in self.segments]
+            return (np.concatenate([arrays[j][s:e] for j, s, e in pieces]) if pieces
+                    else np.zeros(0, dtype))
+
+        # a row's document number, from its segment's numbering (the segments' tables end to end;
+        # when each segment numbers only documents new to it, the numbering is their order)
+        doc = column("doc", np.uint32) + np.repeat(self._number_base[jj], lens)
+        if not self._in_order:
+            doc = self._numbers[doc]
+        cols: Columns = (doc, column("labels", np.int64), column("agreement", np.float64),
+                         column("meaning", np.float64))
+        node = None if self.disjoint else column("node", np.uint64)
+        key = None
+        if any(alive is not None for alive in self.alive):   # entries a later segment retires
+            keep = (np.concatenate([np.ones(e - s, bool) if (al := self.alive[j]) is None else al[s:e]
+                                    for j, s, e in pieces]) if pieces else np.zeros(0, bool))
+            cols = (cols[0][keep], cols[1][keep], cols[2][keep], cols[3][keep])
+            node = None if node is None else node[keep]
+            key = np.repeat(qq, lens)[keep]
+        bounds = _bounds(np.repeat(qq, lens) if key is None else key, k)
+        out = Found(list(concepts), bounds, cols)
+        return out if node is None else out.first_of_each_node(node)
+
+
+@dataclass(frozen=True, slots=True)
+class Found:
+    """:meth:`View.postings`'s answer: concept ``concepts[i]``'s entries are the rows
+    ``bounds[i]:bounds[i + 1]`` of the columns (document number, labels, agreement, meaning)."""
+
+    concepts: list[str]
+    bounds: np.ndarray
+    cols: Columns
+
+    def first_of_each_node(self, node: np.ndarray) -> Found:
+        """The same node written twice (a write repeated without a drop) counts once, as in the
+        store: per concept, the first of each (document, node), in the order of the segments."""
+        parts: list[np.ndarray] = []
+        for a, e in zip(self.bounds[:-1].tolist(), self.bounds[1:].tolist(), strict=True):
+            rows = np.arange(a, e)
+            order = np.lexsort((node[a:e], self.cols[0][a:e]))   # stable: equal keys keep their order
+            d, n = self.cols[0][a:e][order], node[a:e][order]
+            again = (d[1:] == d[:-1]) & (n[1:] == n[:-1])
+            parts.append(rows[np.sort(order[np.concatenate(([True], ~again))])] if again.any() else rows)
+        keep = np.concatenate(parts) if parts else np.zeros(0, np.int64)
+        sizes = np.asarray([len(p) for p in parts], np.int64)
+        return Found(self.concepts, np.concatenate(([0], np.cumsum(sizes))).astype(np.int64),
+                     (self.cols[0][keep], self.cols[1][keep], self.cols[2][keep], self.cols[3][keep]))
+
+
+def _bounds(key: np.ndarray, k: int) -> np.ndarray:
+    """Where each of ``k`` concepts' rows begin (and the last ends), from the rows' concept
+    numbers in order."""
+    return np.concatenate(([0], np.cumsum(np.bincount(key, minlength=k)))).astype(np.int64)
 
 
 class Index:
@@ -779,23 +835,17 @@ def follow(store: Store) -> None:
         store.follow_documents(_follower)
 
 
-Columns = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]
 
-
-def arrays(store: Store, concepts: Sequence[str]) -> tuple[list[str], dict[str, Columns], int] | None:
+def arrays(store: Store, concepts: Sequence[str]) -> tuple[list[str], Found, int] | None:
     """The postings of ``concepts`` as the store's posting nodes hold them, when the index is at
     the store's stamp (None when it is not: read the store instead): the documents' IRIs by
-    number; per concept with any, one entry per node — (document number, label count,
-    agreement sum, meaning probability) in document order; and how many documents the store has."""
+    number; per concept, one entry per node — (document number, label count, agreement sum,
+    meaning probability), in document order within each segment; and how many documents the
+    store has."""
     view = current(store)
     if view is None:
         return None
-    out: dict[str, Columns] = {}
-    for c in concepts:
-        dnum, _, labels, agreement, meaning = view.postings(c)
-        if len(dnum):
-            out[c] = (dnum, labels, agreement, meaning)
-    return view.docs, out, view.documents
+    return view.docs, view.postings(list(dict.fromkeys(concepts))), view.documents
 
 
 def spans(store: Store, pairs: Sequence[tuple[str, str]]) -> dict[tuple[str, str], list[tuple[int, int, int, int]]] | None:
@@ -912,4 +962,4 @@ def status(store: Store) -> dict[str, object]:
     return out
 
 
-__all__ = ["FORMAT", "Columns", "Index", "View", "arrays", "current", "follow", "index_of", "refresh", "spans", "status"]
+__all__ = ["FORMAT", "Columns", "Found", "Index", "View", "arrays", "current", "follow", "index_of", "refresh", "spans", "status"]

@@ -282,6 +282,30 @@ def _summed(doc: np.ndarray, labels: np.ndarray, agreement: np.ndarray,
     return ConceptPostings(doc, labels, agreement, miss)
 
 
+def _summed_each(found: posting_index.Found) -> dict[str, ConceptPostings]:
+    """:func:`_summed` of each concept found, the conversions done once for all of them: a
+    concept whose documents already ascend (each written in one part: nearly all) is a slice of
+    the converted columns, the others are summed on their own."""
+    b = found.bounds
+    # the columns are the index's own copies: converted in place of copied where they can be
+    doc, labels = np.asarray(found.cols[0], np.int64), np.asarray(found.cols[1], np.int64)
+    agreement = np.asarray(found.cols[2], np.float64)
+    miss = 1.0 - np.asarray(found.cols[3], np.float64)
+    # the concepts with a row whose next row, of the same concept, does not come after it
+    down = np.flatnonzero(doc[1:] <= doc[:-1])
+    of = np.searchsorted(b, down, side="right") - 1
+    unsorted = set(of[down + 1 < b[of + 1]].tolist())
+    out: dict[str, ConceptPostings] = {}
+    for q, (c, a, e) in enumerate(zip(found.concepts, b[:-1].tolist(), b[1:].tolist(), strict=True)):
+        if e == a:
+            continue
+        if q in unsorted:
+            out[c] = _summed(found.cols[0][a:e], found.cols[1][a:e], found.cols[2][a:e], found.cols[3][a:e])
+        else:
+            out[c] = ConceptPostings(doc[a:e], labels[a:e], agreement[a:e], miss[a:e])
+    return out
+
+
 def gather(store: Store, concepts: Sequence[str]) -> Gathered:
     """The postings of ``concepts``: from the posting index while it is current
     (:mod:`.posting_index`), else from the store's posting nodes — the same numbers either way."""
@@ -290,8 +314,8 @@ def gather(store: Store, concepts: Sequence[str]) -> Gathered:
         return Gathered([], {})
     fast = posting_index.arrays(store, concepts)
     if fast is not None:
-        docs, cols, total = fast
-        return Gathered(docs, {c: _summed(*cols[c]) for c in concepts if c in cols}, total)
+        docs, found, total = fast
+        return Gathered(docs, _summed_each(found), total)
     number: dict[str, int] = {}
     entries: dict[str, tuple[list[int], list[int], list[float], list[float]]] = {}
     for r in store.select("select-document-postings",

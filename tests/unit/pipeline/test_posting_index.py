@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import gc
 import shutil
+import zlib
 from pathlib import Path
 
 import pytest
@@ -318,6 +319,68 @@ def test_the_first_row_of_each_key_as_unique_over_stacked_columns_gives_it() -> 
                 assert got is None
             else:
                 assert got is not None and got.tolist() == sorted(first.tolist())
+
+
+def test_reading_many_concepts_at_once_gives_what_each_segment_says(tmp_path: Path) -> None:
+    """A question's concepts are read from all segments at once. Against a plain reading of
+    random segments — a later segment retiring a document's earlier entries, a node written again
+    without a drop counting once, a document written in parts (a node per part) summed."""
+    import numpy as np
+
+    from kg_rag.pipeline.posting_index import Block, Entries, Index, Manifest, _write_segment
+    from kg_rag.pipeline.postings import _summed_each
+
+    rng = np.random.default_rng(11)
+    concepts = [f"http://c/{i}" for i in range(12)]
+
+    def values(d: str, c: str, part: int) -> tuple[int, float, float]:   # a node's, every time
+        r = np.random.default_rng(zlib.crc32(f"{d} {c} {part}".encode()))
+        return int(r.integers(1, 4)), float(r.random()), float(r.random())
+
+    for trial in range(40):
+        folder = tmp_path / f"t{trial}"
+        folder.mkdir()
+        written: list[tuple[int, str, str, int]] = []   # segment, concept, document, node
+        retires: list[set[str]] = []
+        names: list[str] = []
+        for j in range(int(rng.integers(1, 7))):
+            e = Entries()
+            docs = [f"http://d/{x}" for x in rng.choice(9, size=int(rng.integers(1, 5)), replace=False)]
+            e.retires = {d for d in docs if rng.random() < 0.4}
+            for d in docs:
+                for c in rng.choice(concepts, size=int(rng.integers(1, 6)), replace=False).tolist():
+                    part = int(rng.integers(0, 2))
+                    node = concepts.index(c) * 100 + int(d.rsplit("/", 1)[1]) * 2 + part
+                    labels, agreement, meaning = values(d, c, part)
+                    e.concept.append(c)
+                    e.doc.append(d)
+                    e.node.append(node)
+                    e.labels.append(labels)
+                    e.agreement.append(agreement)
+                    e.meaning.append(meaning)
+                    written.append((j, c, d, node))
+            retires.append(set(e.retires))
+            names.append(f"s{j:08d}")
+            _write_segment(folder / names[-1], Block.of(e))
+        (folder / "manifest.json").write_text(Manifest("x", tuple(names), len(names)).dump())
+        view = Index(folder).view("x")
+        assert view is not None
+        asked = rng.permutation(concepts)[:int(rng.integers(1, 13))].tolist()
+        got = _summed_each(view.postings(asked))
+        want: dict[str, dict[str, tuple[int, float, float]]] = {}
+        for c in asked:
+            nodes = {(d, node) for j, cc, d, node in written if cc == c
+                     and not any(d in later for later in retires[j + 1:])}
+            for d, node in nodes:
+                labels, agreement, meaning = values(d, c, node % 2)
+                p = want.setdefault(c, {}).get(d, (0, 0.0, 1.0))
+                want[c][d] = (p[0] + labels, p[1] + agreement, p[2] * (1.0 - meaning))
+        plain = {c: {view.docs[d]: (cp.posting(i).labels, cp.posting(i).agreement, cp.posting(i).miss)
+                     for i, d in enumerate(cp.doc.tolist())} for c, cp in got.items()}
+        assert list(got) == [c for c in asked if c in want]   # in the order asked
+        assert plain.keys() == want.keys()
+        for c in want:
+            assert plain[c] == {d: pytest.approx(v) for d, v in want[c].items()}
 
 
 def test_span_offsets_are_kept_exactly_to_the_last_one_the_files_hold(tmp_path: Path) -> None:
