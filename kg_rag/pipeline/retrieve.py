@@ -323,16 +323,21 @@ class Scores:
         if not nums:
             return
         want = np.asarray(nums, dtype=np.int64)
-        cols = []
-        for cp in self._gathered.concepts.values():
-            pos = np.searchsorted(cp.doc, want)
-            inside = pos < len(cp.doc)
-            hit = np.zeros(len(want), dtype=bool)
-            hit[inside] = cp.doc[pos[inside]] == want[inside]
-            cols.append(np.where(hit, pos, -1))
-        if not cols:
+        found = list(self._gathered.concepts.values())
+        if not found:
             return
-        table = np.stack(cols, axis=1).tolist()
+        # (concept, document) as one number, ascending through the concepts' postings end to
+        # end: one search for every pair
+        cols, span = len(found), max(len(self._gathered.docs), 1)
+        lens = np.fromiter((len(cp.doc) for cp in found), np.int64, cols)
+        starts = np.concatenate(([0], np.cumsum(lens)[:-1]))
+        keys = np.repeat(np.arange(cols, dtype=np.int64) * span, lens) + np.concatenate(
+            [cp.doc for cp in found])
+        asked = (np.arange(cols, dtype=np.int64)[None, :] * span + want[:, None]).ravel()
+        pos = np.searchsorted(keys, asked)
+        hit = pos < len(keys)
+        hit[hit] = keys[pos[hit]] == asked[hit]
+        table = np.where(hit, pos - np.tile(starts, len(want)), -1).reshape(len(want), cols).tolist()
         for n, row in zip(nums, table, strict=True):
             self._where[n] = row
 
@@ -466,20 +471,28 @@ def score(store: Store, concepts: Sequence[QueryConcept], config: RetrievalConfi
         n_rows = store.select("select-document-count")
         total = int(n_rows[0]["n"].value) if n_rows else 0
     fused = config.match == "fused"
-    totals = np.zeros(len(found.docs), dtype=np.float64)
-    terms: list[_ConceptTerms] = []
-    for c, qc in weight.items():
-        cp = found.concepts.get(c)
-        if cp is None:
-            continue
-        idf = math.log(1.0 + total / max(1, len(cp.doc)))
-        focus = config.focus_boost if qc.focus else 1.0
-        label = _tf(cp.labels)
-        agreement = _tf(cp.agreement) if fused else np.zeros(len(cp.doc))
-        probability = qc.probability if fused else 0.0
-        counted = focus * idf * (qc.weight * label + probability * agreement)
-        totals[cp.doc] += counted    # each document once per concept: in the concepts' order
-        terms.append(_ConceptTerms(c, cp, focus, idf, label, agreement, counted))
+    present = [(c, qc, cp) for c, qc in weight.items() if (cp := found.concepts.get(c)) is not None]
+    if not present:
+        return Scores(weight, found, [], np.zeros(len(found.docs), dtype=np.float64))
+    # every concept's postings end to end (in the concepts' order), its arithmetic done once
+    lens = np.fromiter((len(cp.doc) for _, _, cp in present), np.int64, len(present))
+    bounds = np.concatenate(([0], np.cumsum(lens)))
+    doc = np.concatenate([cp.doc for _, _, cp in present])
+    label = _tf(np.concatenate([cp.labels for _, _, cp in present]))
+    agreement = (_tf(np.concatenate([cp.agreement for _, _, cp in present])) if fused
+                 else np.zeros(len(doc)))
+    idf = [math.log(1.0 + total / max(1, len(cp.doc))) for _, _, cp in present]
+    focus = [config.focus_boost if qc.focus else 1.0 for _, qc, _ in present]
+    per = np.asarray([f * i for f, i in zip(focus, idf, strict=True)], np.float64)
+    weights = np.asarray([qc.weight for _, qc, _ in present], np.float64)
+    probability = np.asarray([qc.probability if fused else 0.0 for _, qc, _ in present], np.float64)
+    counted = np.repeat(per, lens) * (np.repeat(weights, lens) * label
+                                      + np.repeat(probability, lens) * agreement)
+    # a document's score: its terms summed in the concepts' order (rows are in that order)
+    totals = np.bincount(doc, weights=counted, minlength=len(found.docs)).astype(np.float64, copy=False)
+    terms = [_ConceptTerms(c, cp, focus[q], idf[q], label[a:e], agreement[a:e], counted[a:e])
+             for q, ((c, _, cp), a, e) in enumerate(zip(present, bounds[:-1].tolist(),
+                                                         bounds[1:].tolist(), strict=True))]
     return Scores(weight, found, terms, totals)
 
 

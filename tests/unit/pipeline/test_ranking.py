@@ -137,3 +137,54 @@ def test_expansion_weights_from_a_caller_are_checked(weights: object, message: s
     with pytest.raises(InputError, match=message):
         DEFAULT.with_expansion(weights)  # type: ignore[arg-type]
 
+
+
+def test_scores_arithmetic_over_all_concepts_at_once_is_each_concepts_own(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """:func:`score` does every concept's arithmetic in one pass over their postings end to end,
+    and :meth:`Scores.prefetch` finds the shown documents in all of them in one search: against
+    each concept on its own (a document's terms summed in the concepts' order; a posting found
+    by its own search), on random postings."""
+    import numpy as np
+
+    from kg_rag.pipeline import retrieve
+    from kg_rag.pipeline.postings import ConceptPostings, Gathered
+    from kg_rag.pipeline.ranking_config import DEFAULT
+
+    rng = np.random.default_rng(5)
+    for trial in range(30):
+        n_docs = int(rng.integers(1, 60))
+        docs = [f"http://d/{i}" for i in range(n_docs)]
+        found = {}
+        for c in range(int(rng.integers(1, 15))):
+            d = np.sort(rng.choice(n_docs, size=int(rng.integers(1, n_docs + 1)), replace=False))
+            found[f"http://c/{c}"] = ConceptPostings(
+                d.astype(np.int64), rng.integers(1, 5, len(d)).astype(np.int64),
+                rng.random(len(d)) * 3, rng.random(len(d)))
+        asked = [retrieve.QueryConcept(f"http://c/{c}", float(rng.random()), float(rng.random()),
+                                       bool(rng.random() < 0.3)) for c in range(16)]
+        g = Gathered(docs, found, n_docs)
+        monkeypatch.setattr(retrieve, "gather", lambda store, cs, g=g: Gathered(
+            g.docs, {c: g.concepts[c] for c in cs if c in g.concepts}, g.documents))
+        config = DEFAULT if trial % 2 else dataclasses.replace(DEFAULT, match="label")
+        s = retrieve.score(None, asked, config)  # type: ignore[arg-type]
+        want = np.zeros(n_docs)
+        for qc in asked:
+            cp = found.get(qc.iri)
+            if cp is None:
+                continue
+            idf = math.log(1.0 + n_docs / len(cp.doc))
+            focus = config.focus_boost if qc.focus else 1.0
+            agreement = retrieve._tf(cp.agreement) if config.match == "fused" else np.zeros(len(cp.doc))
+            p = qc.probability if config.match == "fused" else 0.0
+            want[cp.doc] += focus * idf * (qc.weight * retrieve._tf(cp.labels) + p * agreement)
+        assert np.array_equal(s._totals, want)   # the same sums, in the same order: to the bit
+        shown = [docs[i] for i in rng.choice(n_docs, size=min(n_docs, 5), replace=False)]
+        s._seen.update({d: i for i, d in enumerate(docs)})
+        s.prefetch(shown)
+        for d in shown:
+            n = docs.index(d)
+            for c, cp in found.items():
+                assert s._position(n, c, cp) == cp.index(n)
+            assert s.postings.get(d, {}) == {c: cp.posting(i) for c, cp in found.items()
+                                             if (i := cp.index(n)) is not None}
