@@ -23,7 +23,11 @@ benchmarks) share it. The registry holds no reference to the store (it lives as 
 from __future__ import annotations
 
 import hashlib
+import logging
+import os
+import re
 import threading
+import time
 import weakref
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass
@@ -33,6 +37,8 @@ from typing import Generic, TypeVar, cast
 from kg_rag.cache import LRU
 from kg_rag.errors import StoreError
 from kg_rag.store import Store
+
+log = logging.getLogger(__name__)
 
 K = TypeVar("K")
 V = TypeVar("V")
@@ -134,6 +140,18 @@ class Derived:
                 self._version = catalog_version(self.store)
             return self._version
 
+    def cache_file(self, kind: str, suffix: str) -> Path:
+        """The file ``<kind>-<catalog version><suffix>`` of the cache folder: where ``kind`` (a
+        name and its format, e.g. ``lexicon-lex-1``) of this store's catalog version is kept.
+        Noted as used (its modification time moved to now, at most once a day), so that the
+        files of catalog versions nobody uses any more — a store since loaded into, or gone —
+        are removed by the first process that asks for a file after they were unused for
+        :data:`STALE_DAYS` (:func:`sweep_stale`)."""
+        path = self.cache_dir / f"{kind}-{self.version()}{suffix}"
+        _note_use(path)
+        sweep_stale(self.cache_dir)
+        return path
+
     def table(self, spec: Table[K, V]) -> LRU[K, V]:
         with self.lock:
             t = self._tables.get(spec.name)
@@ -185,8 +203,59 @@ class Derived:
             self.generation += 1
 
 
+#: a cache file of a catalog version unused for this many days is removed (rebuilt if asked again)
+STALE_DAYS = 30
+#: the cache folder's files named by a catalog version (:meth:`Derived.cache_file`), with
+#: SQLite's companions of a database
+_VERSIONED = re.compile(r"^[a-z][a-z0-9-]*-[0-9a-f]{24}\.(npz|sqlite)$")
+_COMPANIONS = ("-wal", "-shm", "-journal")
+_DAY = 86_400.0
+_SWEPT: set[Path] = set()
+_SWEPT_LOCK = threading.Lock()
+
+
+def _note_use(path: Path) -> None:
+    """Move ``path``'s modification time to now when it is more than a day old."""
+    try:
+        if time.time() - path.stat().st_mtime > _DAY:
+            os.utime(path)
+    except OSError:
+        pass   # not made yet, or another process removed it: whoever uses it next makes it
+
+
+def sweep_stale(folder: Path, now: float | None = None) -> list[Path]:
+    """Remove, once per process and folder, the catalog-versioned cache files (and their SQLite
+    companions) not used for :data:`STALE_DAYS`. Derived data only: a store that asks for one
+    again rebuilds it. Returns what was removed."""
+    with _SWEPT_LOCK:
+        if folder in _SWEPT:
+            return []
+        _SWEPT.add(folder)
+    cutoff = (time.time() if now is None else now) - STALE_DAYS * _DAY
+    removed: list[Path] = []
+    try:
+        entries = list(os.scandir(folder))
+    except OSError:
+        return removed
+    for e in entries:
+        if not _VERSIONED.match(e.name):
+            continue
+        try:
+            if e.stat().st_mtime >= cutoff:
+                continue
+            for p in [Path(e.path)] + [Path(e.path + c) for c in _COMPANIONS]:
+                if p.exists():
+                    p.unlink()
+                    removed.append(p)
+        except OSError as err:   # another process swept it, or it cannot be removed: later
+            log.debug("cache file %s not removed: %s", e.name, err)
+    if removed:
+        log.info("removed %d cache file(s) unused for %d days from %s", len(removed), STALE_DAYS, folder)
+    return removed
+
+
 _REGISTRIES: weakref.WeakKeyDictionary[Store, Derived] = weakref.WeakKeyDictionary()
 _REGISTRIES_LOCK = threading.Lock()
 
 
-__all__ = ["Derived", "Slot", "Table", "catalog_stamp", "catalog_version"]
+__all__ = ["STALE_DAYS", "Derived", "Slot", "Table", "catalog_stamp", "catalog_version", "sweep_stale"]

@@ -338,7 +338,7 @@ def store_lexicon(store: Store) -> Lexicon:
 
 def cache_path(derived: Derived) -> Path:
     """The disk cache file of the lexicon of ``derived``'s store (its catalog version)."""
-    return derived.cache_dir / f"lexicon-{CACHE_FORMAT}-{derived.version()}.npz"
+    return derived.cache_file(f"lexicon-{CACHE_FORMAT}", ".npz")
 
 
 def _load(store: Store, derived: Derived) -> Lexicon:

@@ -147,7 +147,7 @@ def _finish(db: sqlite3.Connection, group: Callable[[str, Iterable[tuple[str, st
 
 
 def _path(derived: Derived, prefix: str) -> Path:
-    return derived.cache_dir / f"{prefix}-{FORMAT}-{derived.version()}.sqlite"
+    return derived.cache_file(f"{prefix}-{FORMAT}", ".sqlite")
 
 
 def _open(derived: Derived, prefix: str) -> _Table | None:

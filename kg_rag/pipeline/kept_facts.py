@@ -187,7 +187,7 @@ def kept_facts(store: Store) -> KeptFacts | None:
     derived = Derived.of(store)
 
     return derived.value(KEPT_FACTS, lambda: KeptFacts(
-        derived.cache_dir / f"{FORMAT}-{derived.version()}.sqlite"))
+        derived.cache_file(FORMAT, ".sqlite")))
 
 
 def shared_facts(store: Store) -> KeptFacts | None:

@@ -363,7 +363,7 @@ KB: Slot[KnowledgeBase] = Slot("knowledge-base")
 
 def cache_path(derived: Derived) -> Path:
     """The disk cache file of the knowledge base of ``derived``'s store (its catalog version)."""
-    return derived.cache_dir / f"wsd-{CACHE_FORMAT}-{derived.version()}.npz"
+    return derived.cache_file(f"wsd-{CACHE_FORMAT}", ".npz")
 
 
 def knowledge_base(store: Store, disk_cache: bool = True) -> KnowledgeBase:

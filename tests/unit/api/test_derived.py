@@ -110,3 +110,54 @@ def test_the_cache_folder_is_a_setting(env: dict[str, str], monkeypatch: pytest.
         assert got == "/srv/cache/kg-rag"
     else:
         assert got == str(Path.home() / ".cache" / "kg-rag")
+
+
+def test_cache_files_of_catalog_versions_unused_for_a_month_are_swept(tmp_path: Path) -> None:
+    """The cache folder keeps a file per catalog version of each derived kind; those nobody used
+    for STALE_DAYS (a store loaded into since, or deleted) are removed — with their SQLite
+    companions — and nothing else: not a recent one, nor files named otherwise."""
+    import os
+    import time
+
+    from kg_rag.derived import STALE_DAYS, sweep_stale
+
+    now = time.time()
+    old = now - (STALE_DAYS + 1) * 86_400
+    v1, v2 = "a" * 24, "0123456789abcdef01234567"
+    names = {f"lexicon-lex-1-{v1}.npz": old, f"facts-2-{v1}.sqlite": old,
+             f"facts-2-{v1}.sqlite-wal": now, f"facts-2-{v1}.sqlite-shm": now,
+             f"wsd-kb-3-{v2}.npz": now - (STALE_DAYS - 1) * 86_400,   # used within the month
+             "shared-facts-1.sqlite": old, "gloss-words-12d10d3022c35844.bin": old,
+             f"notes-{v1}.txt": old}
+    for name, t in names.items():
+        (tmp_path / name).write_bytes(b"x")
+        os.utime(tmp_path / name, (t, t))
+    (tmp_path / "postings").mkdir()
+    removed = {p.name for p in sweep_stale(tmp_path, now)}
+    assert removed == {f"lexicon-lex-1-{v1}.npz", f"facts-2-{v1}.sqlite", f"facts-2-{v1}.sqlite-wal",
+                       f"facts-2-{v1}.sqlite-shm"}
+    assert {p.name for p in tmp_path.iterdir()} == set(names) - removed | {"postings"}
+    assert sweep_stale(tmp_path, now + 365 * 86_400) == []   # once a process and folder
+
+
+def test_a_cache_file_in_use_is_kept_by_the_sweep(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Asking for a version's file notes its use: a file older than the sweep's month that a store
+    still asks for is not removed by the next process."""
+    import os
+    import time
+
+    from kg_rag import derived as module
+    from kg_rag.derived import STALE_DAYS, sweep_stale
+
+    store = EmbeddedStore(":memory:")
+    derived = Derived.of(store, tmp_path / "cache")
+    (tmp_path / "cache").mkdir()
+    path = derived.cache_dir / f"lexicon-lex-1-{derived.version()}.npz"
+    path.write_bytes(b"x")
+    long_ago = time.time() - (STALE_DAYS + 5) * 86_400
+    os.utime(path, (long_ago, long_ago))
+    assert derived.cache_file("lexicon-lex-1", ".npz") == path
+    assert time.time() - path.stat().st_mtime < 60
+    monkeypatch.setattr(module, "_SWEPT", set())   # the next process
+    assert sweep_stale(derived.cache_dir) == []
+    assert path.exists()
