@@ -835,7 +835,6 @@ def follow(store: Store) -> None:
         store.follow_documents(_follower)
 
 
-
 def arrays(store: Store, concepts: Sequence[str]) -> tuple[list[str], Found, int] | None:
     """The postings of ``concepts`` as the store's posting nodes hold them, when the index is at
     the store's stamp (None when it is not: read the store instead): the documents' IRIs by
