@@ -148,6 +148,18 @@ def fmt_ratio(r: tuple[float, float, float]) -> str:
     return f"{_x(m)}× ({_x(lo)}–{_x(hi)})"
 
 
+def cpu_model() -> str:
+    """The machine's processor as /proc/cpuinfo names it ("?" where it does not): figures of
+    sections measured on different machines are not comparable, so each section says its own."""
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return "?"
+
+
 def environment() -> list[str]:
     def git(*args: str) -> str:
         try:
@@ -161,14 +173,7 @@ def environment() -> list[str]:
         oxv = pyoxigraph.__version__
     except (ImportError, AttributeError):
         oxv = "?"
-    cpu = "?"
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
+    cpu = cpu_model()
     try:
         load = " ".join(f"{x:.2f}" for x in os.getloadavg())
     except OSError:
@@ -193,7 +198,7 @@ def write(path: Path, sections: Sequence[Section], argv: Sequence[str], env_line
         "ratios are ours ÷ peer of the medians, with the range of the per-repetition ratios.",
         "CPU time is user + system of the child process; peak memory is its maximum resident set.",
         "A run with `--only` replaces those sections and keeps the others from earlier runs: each",
-        "section says when and by which command it was measured.",
+        "section says when, on which processor and by which command it was measured.",
         "",
         *env_lines,
         f"- last run: `{' '.join(argv)}` ({seconds / 60:.1f} min)",

@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import json
+import os
 import sys
 import time
 import traceback
@@ -117,7 +118,8 @@ def main(argv: list[str] | None = None) -> int:
             sec.skip(f"failed: {type(e).__name__}: {first[:300]}",
                      [(w, t) for w, t in mod.TARGETS if not any(x.what == w for x in sec.targets)])
         sec.seconds = time.perf_counter() - ts
-        sec.measured = f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())} by `{' '.join(cmdline)}`"
+        sec.measured = (f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())} on {os.cpu_count()} CPUs "
+                        f"({report.cpu_model()}) by `{' '.join(cmdline)}`")
         if state_file.exists():  # another run (e.g. a long --only load) may have written since
             try:
                 state = {**json.loads(state_file.read_text(encoding="utf-8")), **{

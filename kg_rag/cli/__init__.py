@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import logging
+import signal
 import sys
 from collections.abc import Sequence
 
@@ -89,6 +90,15 @@ def not_utf8(argv: Sequence[str]) -> str | None:
     return None
 
 
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, raised wherever the command is — so that a write under way is undone and the
+    store closed as after Ctrl-C (a stop, not an error of the command)."""
+
+
+def _on_sigterm(signum: int, frame: object) -> None:
+    raise Terminated()
+
+
 def main(argv: Sequence[str] | None = None, prog: str = "kg-rag") -> int:
     parser = build_parser(prog)
     argv = sys.argv[1:] if argv is None else list(argv)
@@ -102,6 +112,10 @@ def main(argv: Sequence[str] | None = None, prog: str = "kg-rag") -> int:
         level=logging.ERROR if args.quiet else logging.WARNING - 10 * min(args.verbose, 2),
         format="%(levelname)s %(name)s: %(message)s",
     )
+    try:   # (``serve`` puts its own handler above this one while it serves)
+        previous = signal.signal(signal.SIGTERM, _on_sigterm)
+    except ValueError:   # not the main thread (main called from a program's thread): left as is
+        previous = None
     try:
         code = args.func(args)
         return int(code or 0)
@@ -113,11 +127,17 @@ def main(argv: Sequence[str] | None = None, prog: str = "kg-rag") -> int:
             raise
         print(f"kg-rag: error: {missing_module(e)}", file=sys.stderr)
         return ConfigError.exit_code
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as e:
+        if isinstance(e, Terminated):
+            print("kg-rag: terminated", file=sys.stderr)
+            return 128 + signal.SIGTERM
         print("kg-rag: interrupted", file=sys.stderr)
         return 130
     except BrokenPipeError:
         return 0
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
 
 
 if __name__ == "__main__":  # pragma: no cover
