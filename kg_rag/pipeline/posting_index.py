@@ -54,7 +54,7 @@ from pathlib import Path
 import numpy as np
 from pyoxigraph import Quad
 
-from kg_rag.derived import Derived
+from kg_rag.derived import STALE_DAYS, Derived
 from kg_rag.namespaces import KGR, OA, RDF
 from kg_rag.store import Change, Store, Values, stamp
 
@@ -424,32 +424,36 @@ class View:
                 start[q, j], end[q, j] = seg.offsets[at], seg.offsets[at + 1]
         # the (concept, segment) ranges with rows, concept by concept
         qq, jj = np.nonzero(end > start)
+        if not len(qq):
+            return Found(list(concepts), np.zeros(k + 1, np.int64), (
+                np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0), np.zeros(0)))
         lens = end[qq, jj] - start[qq, jj]
         pieces = list(zip(jj.tolist(), start[qq, jj].tolist(), end[qq, jj].tolist(), strict=True))
 
-        def column(name: str, dtype: type) -> np.ndarray:
+        def column(name: str) -> np.ndarray:
             arrays = [getattr(seg, name) for seg in self.segments]
-            return (np.concatenate([arrays[j][s:e] for j, s, e in pieces]) if pieces
-                    else np.zeros(0, dtype))
+            return np.concatenate([arrays[j][s:e] for j, s, e in pieces])
 
         # a row's document number, from its segment's numbering (the segments' tables end to end;
         # when each segment numbers only documents new to it, the numbering is their order)
-        doc = column("doc", np.uint32) + np.repeat(self._number_base[jj], lens)
+        doc = column("doc") + np.repeat(self._number_base[jj], lens)
         if not self._in_order:
             doc = self._numbers[doc]
-        cols: Columns = (doc, column("labels", np.int64), column("agreement", np.float64),
-                         column("meaning", np.float64))
-        node = None if self.disjoint else column("node", np.uint64)
-        key = None
+        cols: Columns = (doc, column("labels"), column("agreement"), column("meaning"))
+        key = np.repeat(qq, lens)   # each row's concept (its place in ``concepts``)
+        node = None if self.disjoint else column("node")
         if any(alive is not None for alive in self.alive):   # entries a later segment retires
-            keep = (np.concatenate([np.ones(e - s, bool) if (al := self.alive[j]) is None else al[s:e]
-                                    for j, s, e in pieces]) if pieces else np.zeros(0, bool))
-            cols = (cols[0][keep], cols[1][keep], cols[2][keep], cols[3][keep])
+            keep = np.concatenate([np.ones(e - s, bool) if (al := self.alive[j]) is None else al[s:e]
+                                   for j, s, e in pieces])
+            cols, key = (cols[0][keep], cols[1][keep], cols[2][keep], cols[3][keep]), key[keep]
             node = None if node is None else node[keep]
-            key = np.repeat(qq, lens)[keep]
-        bounds = _bounds(np.repeat(qq, lens) if key is None else key, k)
-        out = Found(list(concepts), bounds, cols)
-        return out if node is None else out.first_of_each_node(node)
+        # the same node written twice (a write repeated without a drop) counts once, as in the
+        # store: per concept, the first of each (document, node) in the segments' order
+        first = None if node is None else _firsts(key, cols[0], node)
+        if first is not None:
+            cols, key = (cols[0][first], cols[1][first], cols[2][first], cols[3][first]), key[first]
+        bounds = np.concatenate(([0], np.cumsum(np.bincount(key, minlength=k)))).astype(np.int64)
+        return Found(list(concepts), bounds, cols)
 
 
 @dataclass(frozen=True, slots=True)
@@ -460,27 +464,6 @@ class Found:
     concepts: list[str]
     bounds: np.ndarray
     cols: Columns
-
-    def first_of_each_node(self, node: np.ndarray) -> Found:
-        """The same node written twice (a write repeated without a drop) counts once, as in the
-        store: per concept, the first of each (document, node), in the order of the segments."""
-        parts: list[np.ndarray] = []
-        for a, e in zip(self.bounds[:-1].tolist(), self.bounds[1:].tolist(), strict=True):
-            rows = np.arange(a, e)
-            order = np.lexsort((node[a:e], self.cols[0][a:e]))   # stable: equal keys keep their order
-            d, n = self.cols[0][a:e][order], node[a:e][order]
-            again = (d[1:] == d[:-1]) & (n[1:] == n[:-1])
-            parts.append(rows[np.sort(order[np.concatenate(([True], ~again))])] if again.any() else rows)
-        keep = np.concatenate(parts) if parts else np.zeros(0, np.int64)
-        sizes = np.asarray([len(p) for p in parts], np.int64)
-        return Found(self.concepts, np.concatenate(([0], np.cumsum(sizes))).astype(np.int64),
-                     (self.cols[0][keep], self.cols[1][keep], self.cols[2][keep], self.cols[3][keep]))
-
-
-def _bounds(key: np.ndarray, k: int) -> np.ndarray:
-    """Where each of ``k`` concepts' rows begin (and the last ends), from the rows' concept
-    numbers in order."""
-    return np.concatenate(([0], np.cumsum(np.bincount(key, minlength=k)))).astype(np.int64)
 
 
 class Index:
@@ -690,8 +673,8 @@ _SWEPT: set[str] = set()
 #: ``remote`` and the endpoint)
 USERS = "stores"
 #: an index that names no store (one written before the list existed) goes when its manifest
-#: has not changed for this long
-UNNAMED_DAYS = 30
+#: has not changed for this long (the cache folder's one age rule, :data:`STALE_DAYS`)
+UNNAMED_DAYS = STALE_DAYS
 #: the (index folder, store location) pairs this process has noted
 _NOTED: set[tuple[str, str]] = set()
 
