@@ -207,7 +207,7 @@ class Derived:
 STALE_DAYS = 30
 #: the cache folder's files named by a catalog version (:meth:`Derived.cache_file`), with
 #: SQLite's companions of a database
-_VERSIONED = re.compile(r"^[a-z][a-z0-9-]*-[0-9a-f]{24}\.(npz|sqlite)$")
+_VERSIONED = re.compile(r"^[a-z][a-z0-9-]*-[0-9a-f]{24}\.(npz|sqlite|chars)$")
 _COMPANIONS = ("-wal", "-shm", "-journal")
 _DAY = 86_400.0
 _SWEPT: set[Path] = set()

@@ -17,8 +17,8 @@ whole store and kept in two tables:
 
 Each is a SQLite database. A small store's (tests, the demo) is built in memory on first use. A
 large store's is built only when a process asks for it (:func:`prepare`: the annotator's and the
-knowledge selector's ``warm_up``, and an index run of at least as many characters as the store
-has match keys, :func:`worth_building`) — 30 s to two minutes for OEWN with three OMW
+knowledge selector's ``warm_up``, and the index run that brings the characters indexed without
+them to as many as the store has match keys, :func:`worth_building`) — 30 s to two minutes for OEWN with three OMW
 lexicons, reading the engine's rows one at a time into the database file — and written under
 ``Settings.cache_dir`` keyed by the catalog version, which every later process opens (no rows
 held in Python memory); until then calls are answered by the per-call queries. Both live in the
@@ -344,17 +344,52 @@ def lemma_index(store: Store, build: bool = False) -> LemmaIndex | None:
 
 def worth_building(store: Store, characters: int) -> bool:
     """Whether a run that indexes ``characters`` of text into ``store`` should build its lemma and
-    evidence indexes first (:func:`prepare`), when they are not on disk yet: an embedded store
-    with at most as many match keys as ``characters``. Building costs about as much per match
-    key as the indexes then save per character indexed — measured on the bench's OEWN + OMW +
-    UNESCO store, 32 s for its 261,363 keys (0.12 ms a key), and its 400 documents (85,278
-    characters) indexed in 31.4/34.9 s without them and 23.8/24.0 s with them (0.11 ms a
-    character) — so such a run gains back the build within itself, and every later run on the
-    same vocabularies gains outright. A small store's indexes are built in memory anyway."""
-    if store.kind != "embedded" or characters < SMALL_KEYS:
-        return False   # fewer characters than a store that is not small has keys
-    keys = _key_count(store, Derived.of(store))
-    return keys >= SMALL_KEYS and characters >= keys
+    evidence indexes first (:func:`prepare`): an embedded store that is not small, whose indexes
+    are not on disk yet, once the characters indexed without them — this run's and those of every
+    earlier run on the same catalog version, tallied in the cache folder — reach the store's match
+    keys.
+
+    A rent-or-buy rule: each character indexed without the indexes costs about what building them
+    costs per match key (on the bench's OEWN + OMW + UNESCO store, 32 s for 261,363 keys against
+    0.11 ms a character saved on one machine; 53.6 s for 285,927 keys against 0.095 ms a
+    character — 800 documents, 53.9 s without and 37.5 s with them — on a slower one), so a run
+    that long gains the build back within itself, and a store indexed in many shorter runs pays
+    about one build's worth of slower runs before one of them builds, instead of paying on every
+    run for ever. Every later run on the same vocabularies opens the files. A small store's
+    indexes are made in memory on first use; a remote store's are never made."""
+    if store.kind != "embedded" or characters <= 0:
+        return False
+    derived = Derived.of(store)
+    keys = _key_count(store, derived)
+    if keys < SMALL_KEYS or all(_path(derived, p).is_file() for p in ("evidence", "lemmas")):
+        return False
+    tally = derived.cache_file(f"unindexed-{FORMAT}", ".chars")
+    total = _tally(tally) + characters
+    if total >= keys:
+        return True
+    _set_tally(tally, total)
+    return False
+
+
+def _tally(path: Path) -> int:
+    """The characters indexed so far without the indexes (0 when not recorded or unreadable)."""
+    try:
+        return max(0, int(path.read_text(encoding="ascii").strip() or 0))
+    except (OSError, ValueError):
+        return 0
+
+
+def _set_tally(path: Path, n: int) -> None:
+    """Record ``n`` (replaced whole; two runs at once may lose one's share: the build comes a
+    run later, nothing worse). A cache folder that cannot be written only loses the tally."""
+    tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp.write_text(f"{n}\n", encoding="ascii")
+        os.replace(tmp, path)
+    except OSError as e:
+        tmp.unlink(missing_ok=True)
+        log.warning("could not record the characters indexed without the indexes in %s: %s", path, e)
 
 
 def prepare(store: Store, lemmas: bool = True) -> None:

@@ -128,14 +128,14 @@ def test_cache_files_of_catalog_versions_unused_for_a_month_are_swept(tmp_path: 
              f"facts-2-{v1}.sqlite-wal": now, f"facts-2-{v1}.sqlite-shm": now,
              f"wsd-kb-3-{v2}.npz": now - (STALE_DAYS - 1) * 86_400,   # used within the month
              "shared-facts-1.sqlite": old, "gloss-words-12d10d3022c35844.bin": old,
-             f"notes-{v1}.txt": old}
+             f"notes-{v1}.txt": old, f"unindexed-evx-2-{v1}.chars": old}
     for name, t in names.items():
         (tmp_path / name).write_bytes(b"x")
         os.utime(tmp_path / name, (t, t))
     (tmp_path / "postings").mkdir()
     removed = {p.name for p in sweep_stale(tmp_path, now)}
     assert removed == {f"lexicon-lex-1-{v1}.npz", f"facts-2-{v1}.sqlite", f"facts-2-{v1}.sqlite-wal",
-                       f"facts-2-{v1}.sqlite-shm"}
+                       f"facts-2-{v1}.sqlite-shm", f"unindexed-evx-2-{v1}.chars"}
     assert {p.name for p in tmp_path.iterdir()} == set(names) - removed | {"postings"}
     assert sweep_stale(tmp_path, now + 365 * 86_400) == []   # once a process and folder
 

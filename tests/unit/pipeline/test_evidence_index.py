@@ -175,11 +175,12 @@ def test_hostile_keys_are_bound(key: str, lang: str) -> None:
 _FIXTURE: dict[str, EmbeddedStore] = {}
 
 
-def test_an_index_run_longer_than_the_vocabulary_builds_the_indexes_first(
+def test_index_runs_build_the_indexes_once_their_characters_reach_the_match_keys(
         mem_store: EmbeddedStore, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """``worth_building``: a run of at least as many characters as the store has match keys
-    builds the lemma and evidence indexes before it indexes (they pay for themselves within it);
-    a shorter run leaves them to a warmed-up process."""
+    """``worth_building``, rent or buy: a run of at least as many characters as the store has
+    match keys builds the lemma and evidence indexes before it indexes (they pay for themselves
+    within it); shorter runs are tallied in the cache folder, and the run that brings the tally
+    to the match keys builds them; once they are on disk no run builds or tallies."""
     from dataclasses import replace
 
     from kg_rag.api import KnowledgeGraph
@@ -187,13 +188,45 @@ def test_an_index_run_longer_than_the_vocabulary_builds_the_indexes_first(
     from kg_rag.settings import settings as current
 
     store = load_fixture(mem_store)
-    monkeypatch.setattr(ei, "SMALL_KEYS", 0)      # as if the store were large
     kg = KnowledgeGraph(store, replace(current(), cache_dir=str(tmp_path)))
     kg.derived.invalidate()
     keys = int(store.select("select-match-key-count")[0]["n"].value)
-    assert keys > 5 and not ei.worth_building(store, keys - 1) and ei.worth_building(store, keys)
+    assert keys > 5
+    assert not ei.worth_building(store, 10 * keys)  # a small store: made in memory, never on disk
+    monkeypatch.setattr(ei, "SMALL_KEYS", 0)      # as if the store were large
+    assert ei.worth_building(store, keys)          # asking for a run that long records nothing
     text = "the bank of the river " * keys
-    kg.index_documents([SourceDocument(id="short", text=text[: keys - 1], lang="en")])
-    assert list(tmp_path.glob("*.sqlite")) == []
-    kg.index_documents([SourceDocument(id="long", text=text[:keys], lang="en")])
-    assert sorted(p.name.split("-")[0] for p in tmp_path.glob("*.sqlite")) == ["evidence", "lemmas"]
+
+    def run(doc_id: str, n: int) -> list[str]:
+        kg.index_documents([SourceDocument(id=doc_id, text=text[:n], lang="en")])
+        return sorted(p.name.split("-")[0] for p in tmp_path.glob("*.sqlite"))
+
+    tally = next(iter(tmp_path.glob("unindexed-*.chars")), None)
+    assert tally is None
+    assert run("a", keys - 3) == []
+    (tally,) = tmp_path.glob("unindexed-*.chars")
+    assert tally.read_text().strip() == str(keys - 3)
+    assert run("b", 1) == [] and tally.read_text().strip() == str(keys - 2)
+    assert run("c", 2) == ["evidence", "lemmas"]
+    assert not ei.worth_building(store, 10 * keys)  # on disk: opened when used, nothing tallied
+    assert tally.read_text().strip() == str(keys - 2)
+
+
+def test_an_unreadable_tally_counts_as_none(mem_store: EmbeddedStore, tmp_path: Path,
+                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    from dataclasses import replace
+
+    from kg_rag.api import KnowledgeGraph
+    from kg_rag.settings import settings as current
+
+    store = load_fixture(mem_store)
+    kg = KnowledgeGraph(store, replace(current(), cache_dir=str(tmp_path)))
+    kg.derived.invalidate()
+    monkeypatch.setattr(ei, "SMALL_KEYS", 0)
+    keys = int(store.select("select-match-key-count")[0]["n"].value)
+    assert not ei.worth_building(store, 3)
+    (tally,) = tmp_path.glob("unindexed-*.chars")
+    tally.write_text("not a number\n")
+    assert not ei.worth_building(store, keys - 1)   # counted from 0 again, not an error
+    assert tally.read_text().strip() == str(keys - 1)
+    assert ei.worth_building(store, 1)
