@@ -37,7 +37,7 @@ import sqlite3
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -89,6 +89,13 @@ class _Table:
     def get_many(self, keys: Sequence[str]) -> dict[str, object]:
         with self._lock:
             return {k: json.loads(rec) for k, rec in rows_in(self._conn(), _MANY, keys)}
+
+    def discard(self) -> None:
+        """Close it and remove its file (a table nobody may use)."""
+        with self._lock:
+            self._db.close()
+            if self._path is not None:
+                self._path.unlink(missing_ok=True)
 
 
 def rows_in(db: sqlite3.Connection, sql: str, keys: Sequence[str],
@@ -200,10 +207,13 @@ def _build(derived: Derived, prefix: str, fill: Callable[[sqlite3.Connection], i
 
 @dataclass(slots=True)
 class _Holder:
-    """A registry's index: None until built or found on disk (``looked``: the disk was checked)."""
+    """A registry's index: None until built or found on disk (``looked``: the disk was checked);
+    ``building`` is held while one thread builds it (not the registry's lock: other threads keep
+    answering by the per-call queries meanwhile)."""
 
     table: _Table | None = None
     looked: bool = False
+    building: threading.Lock = field(default_factory=threading.Lock)
 
 
 def _key_count(store: Store, derived: Derived) -> int:
@@ -237,10 +247,22 @@ def _table(store: Store, slot: Slot[_Holder], prefix: str,
         if holder.table is None and not holder.looked:
             holder.table = _open(derived, prefix)
             holder.looked = True
+        if holder.table is not None:
+            return holder.table
+        small = _small(store, derived)
+        generation = derived.generation
+    if not (build or small):
+        return None
+    with holder.building:   # one build; a second asker waits for it
         if holder.table is None:
-            small = _small(store, derived)
-            if build or small:
-                holder.table = _build(derived, prefix, fill, small)
+            table = _build(derived, prefix, fill, small)
+            with derived.lock:
+                if derived.generation != generation:
+                    # a vocabulary was loaded or dropped while it was built: its rows may mix
+                    # both catalogs, so it is not used (the registry has a new holder by now)
+                    table.discard()
+                    return None
+                holder.table = table
         return holder.table
 
 

@@ -113,7 +113,7 @@ def create_app(kg: KnowledgeGraph, config: Settings | None = None, *, slots: int
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         if warm:
-            threading.Thread(target=rest.warm_up, name="kg-rag-warm-up", daemon=True).start()
+            threading.Thread(target=rest.start, name="kg-rag-warm-up", daemon=True).start()
         else:
             rest.ready.set()
         try:

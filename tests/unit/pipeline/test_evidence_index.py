@@ -160,6 +160,94 @@ def test_a_failed_build_leaves_no_file(mem_store: EmbeddedStore, tmp_path: Path,
     assert list(tmp_path.iterdir()) == []
 
 
+def _blocking_rows(monkeypatch: pytest.MonkeyPatch) -> tuple[object, object]:
+    """``_rows`` made to wait, once it has started, until the test lets it go on."""
+    import threading
+
+    started, go = threading.Event(), threading.Event()
+    rows = ei._rows
+
+    def waiting(store: Store, name: str) -> object:
+        started.set()
+        assert go.wait(30)
+        return rows(store, name)
+
+    monkeypatch.setattr(ei, "_rows", waiting)
+    return started, go
+
+
+def test_a_build_does_not_hold_up_other_lookups(mem_store: EmbeddedStore, tmp_path: Path,
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    """While one thread builds a large store's index (a minute on OEWN), another thread's
+    lookups are answered by the per-call queries at once, and a second asker for the index
+    waits for that build instead of making its own."""
+    import threading
+    import time
+
+    store = load_fixture(mem_store)
+    monkeypatch.setattr(ei, "SMALL_KEYS", 0)
+    Derived.of(store, tmp_path).invalidate()
+    started, go = _blocking_rows(monkeypatch)
+    builder = threading.Thread(target=ei.prepare, args=(store, False))
+    builder.start()
+    assert started.wait(30)
+    try:
+        t0 = time.perf_counter()
+        assert ei.evidence_index(store) is None          # not waiting for the build
+        assert time.perf_counter() - t0 < 10
+        assert fetch_evidence(store, bank_candidates()) == queried_evidence(store, bank_candidates())
+        got: list[object] = []
+        second = threading.Thread(target=lambda: got.append(ei.evidence_index(store, build=True)))
+        second.start()
+        second.join(0.3)
+        assert second.is_alive()                          # waits for the one build
+    finally:
+        go.set()
+    builder.join(30)
+    second.join(30)
+    assert got and got[0] is not None
+    assert len(list(tmp_path.glob("evidence-*.sqlite"))) == 1
+
+
+def test_an_index_built_across_a_catalog_change_is_not_used(
+        mem_store: EmbeddedStore, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import threading
+
+    store = load_fixture(mem_store)
+    monkeypatch.setattr(ei, "SMALL_KEYS", 0)
+    derived = Derived.of(store, tmp_path)
+    derived.invalidate()
+    started, go = _blocking_rows(monkeypatch)
+    got: list[object] = []
+    builder = threading.Thread(target=lambda: got.append(ei.evidence_index(store, build=True)))
+    builder.start()
+    assert started.wait(30)
+    derived.invalidate()      # what loading a vocabulary does, while the index is built
+    go.set()
+    builder.join(30)
+    assert got == [None]
+    assert list(tmp_path.glob("evidence-*")) == []   # its file is gone too
+
+
+def test_the_service_builds_the_indexes_after_its_warm_up(
+        mem_store: EmbeddedStore, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from dataclasses import replace
+
+    from kg_rag.api import KnowledgeGraph
+    from kg_rag.service.rest import RestApi
+    from kg_rag.settings import settings as current
+
+    store = load_fixture(mem_store)
+    monkeypatch.setattr(ei, "SMALL_KEYS", 0)
+    cfg = replace(current(), cache_dir=str(tmp_path))
+    kg = KnowledgeGraph(store, cfg)
+    kg.derived.invalidate()
+    rest = RestApi(kg, cfg)
+    rest.start()
+    assert rest.ready.is_set()
+    assert sorted(p.name.split("-")[0] for p in tmp_path.glob("*.sqlite")) == ["evidence", "lemmas"]
+
+
 @settings(max_examples=60, deadline=None)
 @given(key=st.text(max_size=30), lang=st.sampled_from(["en", "he", "EN", "", "x'); DROP TABLE records; --"]))
 def test_hostile_keys_are_bound(key: str, lang: str) -> None:
