@@ -222,7 +222,8 @@ def index_in_sections(store: Store, doc: SourceDocument, sections: Sequence[Sequ
             # the section's decisions first, then its text's quads: two writes, so the two sets
             # of quads (~500 bytes a quad; a decision is ~66 quads) are never held together
             # while the posting index merges the document's segments at the last section
-            store.apply(Change(insert=list(outcome.decision_quads), part=SECTION_PART))
+            store.apply(Change(insert=list(outcome.decision_quads), part=SECTION_PART,
+                               nested=record.CANDIDATE))
             new += [d.decision for d in outcome.decided
                     if d.decision is not None and d.selection is not None and not d.reused]
             outcome = replace(outcome, decision_quads=())
@@ -302,8 +303,10 @@ class Writer:
     def flush(self) -> None:
         if not self.changes:
             return
-        merged = Change()
-        for c in self.changes:  # each change drops only its own document's graph
+        # each change drops only its own document's graph; their decisions nest alike
+        merged = Change(nested=record.CANDIDATE if all(c.nested == record.CANDIDATE for c in self.changes)
+                        else "")
+        for c in self.changes:
             merged.drop_graphs += c.drop_graphs
             merged.delete += c.delete
             merged.insert += c.insert

@@ -51,7 +51,8 @@ def text_change(owner: Owner, units: Sequence[Unit], outcome: Outcome,
     mention of ``outcome`` (and a document's postings), the decisions ``outcome`` made anew and
     ``extra`` quads of the owner's graph (a question's retrieval record) — in one update."""
     quads = owner_quads(owner) + body_quads(owner, units, outcome)
-    return Change(drop_graphs=[owner.iri], insert=quads + list(extra) + list(outcome.decision_quads))
+    return Change(drop_graphs=[owner.iri], insert=quads + list(extra) + list(outcome.decision_quads),
+                  nested=record.CANDIDATE)
 
 
 def owner_quads(owner: Owner) -> list[Quad]:

@@ -268,21 +268,41 @@ class EmbeddedStore(Store):
                 except (OSError, RuntimeError) as e:
                     raise self._write_failed("the update (nothing was written)", e) from None
             else:
-                self._add_in_parts(change.insert, part)
+                self._add_in_parts(change.insert, part, change.nested)
             self._wrote()
 
-    def _add_in_parts(self, quads: Sequence[Quad], size: int = 0) -> None:
+    def _add_in_parts(self, quads: Sequence[Quad], size: int = 0, nested: str = "") -> None:
         """Add ``quads`` through the bulk loader in parts of ``size`` (0: :data:`PART`), each
         only the quads the store does not hold yet; on failure remove what was added. Only
-        quads of graphs the store held before the first part are looked up."""
+        quads of graphs the store held before the first part are looked up — and, with
+        ``nested`` (:attr:`Change.nested`), a subject under a root the graph does not hold is
+        not looked up at all (its root once)."""
         size = size or PART
         added: list[list[Quad]] = []
         try:
             # a graph the store does not have holds none of them: only the others are looked up
             held = {g for g in {q.graph_name for q in quads}
                     if not isinstance(g, NamedNode) or self._store.contains_named_graph(g)}
+            new_root: dict[tuple[str, object], bool] = {}   # (root IRI, graph) → holds nothing of it
+
+            def unheld(q: Quad) -> bool:
+                g = q.graph_name
+                if g not in held:
+                    return True
+                s = q.subject
+                if nested and isinstance(s, NamedNode):
+                    root = s.value.split(nested, 1)[0]
+                    key = (root, g)
+                    fresh = new_root.get(key)
+                    if fresh is None:   # looked up before this write adds any of it
+                        fresh = new_root[key] = next(
+                            self._store.quads_for_pattern(NamedNode(root), None, None, g), None) is None
+                    if fresh:
+                        return True
+                return q not in self._store
+
             for i in range(0, len(quads), size):
-                part = [q for q in quads[i : i + size] if q.graph_name not in held or q not in self._store]
+                part = [q for q in quads[i : i + size] if unheld(q)]
                 added.append(part)   # before the write: a failed part may be written in part
                 self._store.bulk_extend(part)
         except BaseException as e:

@@ -145,3 +145,69 @@ def test_a_known_fact_is_not_written_again_and_a_failed_write_keeps_it(small_par
             store.apply(Change(insert=[known, *_quads(30)[20:]]))
         store._store = engine
         assert known in engine and extra in engine
+
+
+class _LookupCountingEngine(_CountingEngine):
+    """The engine, counting the quads looked up one by one and the subjects looked up."""
+
+    def __init__(self, engine: pyoxigraph.Store) -> None:
+        super().__init__(engine)
+        self.quad_lookups = 0
+        self.subject_lookups = 0
+
+    def __contains__(self, quad: Quad) -> bool:
+        self.quad_lookups += 1
+        return quad in self._engine
+
+    def quads_for_pattern(self, *pattern: Any) -> Any:
+        self.subject_lookups += 1
+        return self._engine.quads_for_pattern(*pattern)
+
+
+def _decision(root: str, n: int, g: NamedNode = SHARED) -> list[Quad]:
+    """A root subject and ``n`` nodes nested under it (``root#c…``), two quads each."""
+    r = NamedNode(root)
+    quads = [Quad(r, P, Literal("decided"), g)]
+    for i in range(n):
+        node = NamedNode(f"{root}#c{i}")
+        quads += [Quad(r, NamedNode("urn:kgr-test:candidate"), node, g), Quad(node, P, Literal(f"s{i}"), g)]
+    return quads
+
+
+def test_nested_subjects_of_a_new_root_are_not_looked_up(small_parts: int, tmp_path: Path) -> None:
+    """``Change.nested``: in a graph the store holds, a new root's nested nodes are added after
+    one lookup of the root; a held root's quads are still looked up one by one, so a quad held
+    before is never written again (nor removed by a failed write), and the result equals the
+    change written without ``nested``."""
+    held_root = _decision("urn:kgr-test:d0", 3)
+    with EmbeddedStore(tmp_path / "nested") as store, EmbeddedStore(tmp_path / "plain") as plain:
+        for s in (store, plain):
+            s.apply(Change(insert=held_root))          # the graph is held from now on
+        new = _decision("urn:kgr-test:d1", 10) + _decision("urn:kgr-test:d2", 10)
+        extra = Quad(NamedNode("urn:kgr-test:d0#c1"), P, Literal("more"), SHARED)
+        change = [*new, held_root[1], extra]            # one held quad, one new under a held root
+        counting = _LookupCountingEngine(store._store)
+        store._store = counting  # type: ignore[assignment]
+        store.apply(Change(insert=change, nested="#c"))
+        plain.apply(Change(insert=change))
+        assert {str(q) for q in counting._engine} == _all(plain)
+        assert counting.subject_lookups == 3            # d1, d2, d0 (each once)
+        assert counting.quad_lookups == 2               # the two quads under the held d0
+        assert sum(n for _, n in counting.sizes) == len(new) + 1   # the held quad not written again
+        # a failed write removes what it added and keeps what was there before
+        engine = counting._engine
+        store._store = engine
+        before = _all(store)
+        store._store = _FailingEngine(engine, fail_at=2)  # type: ignore[assignment]
+        with pytest.raises(StoreError, match="nothing was written"):
+            store.apply(Change(insert=[*held_root, *_decision("urn:kgr-test:d3", 10)], nested="#c"))
+        store._store = engine
+        assert _all(store) == before
+
+
+def test_nested_survives_crossing_processes() -> None:
+    import pickle
+
+    c = Change(insert=_decision("urn:kgr-test:d1", 2), part=7, nested="#c")
+    back = pickle.loads(pickle.dumps(c))
+    assert (back.nested, back.part, back.insert) == ("#c", 7, c.insert)
