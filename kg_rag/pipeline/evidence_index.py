@@ -172,17 +172,15 @@ def _open(derived: Derived, prefix: str) -> _Table | None:
     return _Table(db, path)
 
 
-def _build(derived: Derived, prefix: str, fill: Callable[[sqlite3.Connection], int],
-           small: bool) -> _Table:
-    """The table built from the store now: in memory for a small store, else in a file of the
-    cache folder (renamed into place when complete)."""
+def _build(path: Path | None, prefix: str, fill: Callable[[sqlite3.Connection], int]) -> _Table:
+    """The table built from the store now: in memory for a small store (``path`` None), else in
+    the file ``path`` of the cache folder (renamed into place when complete)."""
     t0 = time.perf_counter()
-    if small:
+    if path is None:
         db = _new_db(None)
         n = fill(db)
         log.info("%s index: %d records built in memory in %.1fs", prefix, n, time.perf_counter() - t0)
         return _Table(db, None)
-    path = _path(derived, prefix)
     tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -250,19 +248,21 @@ def _table(store: Store, slot: Slot[_Holder], prefix: str,
         if holder.table is not None:
             return holder.table
         small = _small(store, derived)
+        if not (build or small):
+            return None
+        path = None if small else _path(derived, prefix)
         generation = derived.generation
-    if not (build or small):
-        return None
+    # built without the registry's lock (nothing below takes it: a thread that holds it while it
+    # asks for an index cannot wait on a builder that waits for it)
     with holder.building:   # one build; a second asker waits for it
         if holder.table is None:
-            table = _build(derived, prefix, fill, small)
-            with derived.lock:
-                if derived.generation != generation:
-                    # a vocabulary was loaded or dropped while it was built: its rows may mix
-                    # both catalogs, so it is not used (the registry has a new holder by now)
-                    table.discard()
-                    return None
-                holder.table = table
+            table = _build(path, prefix, fill)
+            if derived.generation != generation:
+                # a vocabulary was loaded or dropped while it was built: its rows may mix both
+                # catalogs, so it is not used (the registry has a new holder by now)
+                table.discard()
+                return None
+            holder.table = table
         return holder.table
 
 

@@ -209,6 +209,29 @@ def test_a_build_does_not_hold_up_other_lookups(mem_store: EmbeddedStore, tmp_pa
     assert len(list(tmp_path.glob("evidence-*.sqlite"))) == 1
 
 
+def test_a_build_finishes_while_another_thread_holds_the_registry(
+        mem_store: EmbeddedStore, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A builder needs nothing of the registry's lock once it has started, so a thread that
+    holds that lock (building the annotator, say) while it asks for the index cannot deadlock
+    with it."""
+    import threading
+
+    store = load_fixture(mem_store)
+    monkeypatch.setattr(ei, "SMALL_KEYS", 0)
+    derived = Derived.of(store, tmp_path)
+    derived.invalidate()
+    started, go = _blocking_rows(monkeypatch)
+    builder = threading.Thread(target=ei.prepare, args=(store, False))
+    builder.start()
+    assert started.wait(30)
+    with derived.lock:
+        go.set()
+        builder.join(20)
+        finished = not builder.is_alive()
+        assert finished
+        assert ei.evidence_index(store) is not None
+
+
 def test_an_index_built_across_a_catalog_change_is_not_used(
         mem_store: EmbeddedStore, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     import threading
