@@ -106,6 +106,15 @@ class KnowledgeGraph:
     def close(self) -> None:
         self.store.close()
 
+    def prepare_indexes(self) -> None:
+        """Build (or open) the store's lemma and evidence indexes now: for a process that will
+        look up many senses (``serve`` does it in the background after its warm-up); a large
+        store is otherwise queried per call until some process has built them
+        (:mod:`kg_rag.pipeline.evidence_index`)."""
+        from kg_rag.pipeline.evidence_index import prepare
+
+        prepare(self.store)
+
     def __enter__(self) -> KnowledgeGraph:
         return self
 

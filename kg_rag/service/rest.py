@@ -76,14 +76,12 @@ class RestApi:
 
     def start(self) -> None:
         """The service's warm-up thread: :meth:`warm_up`, then the store's lemma and evidence
-        indexes built or opened (:func:`kg_rag.pipeline.evidence_index.prepare`: a minute on a
+        indexes built or opened (:meth:`KnowledgeGraph.prepare_indexes`: a minute on a
         large vocabulary the first time; questions are answered meanwhile, by per-call queries
         — about twice as slow to analyse without them on OEWN with OMW)."""
         self.warm_up()
-        from kg_rag.pipeline.evidence_index import prepare
-
         try:
-            prepare(self.kg.store)
+            self.kg.prepare_indexes()
         except Exception:  # noqa: BLE001 - lookups stay per call; the service runs on
             import logging
 
