@@ -285,10 +285,10 @@ class KnowledgeGraph:
             mode = WsdMode.KNOWLEDGE  # documents are always decided; none applies to matching
         self.derived.refresh()   # another process may have loaded a vocabulary (remote store)
         from kg_rag.pipeline import posting_index, postings
-        from kg_rag.pipeline.evidence_index import prepare, worth_building
+        from kg_rag.pipeline.evidence_index import worth_building
 
         if worth_building(self.store, sum(len(d.text) for d in docs)):
-            prepare(self.store)   # the lemma and evidence indexes: a long run pays them back
+            self.prepare_indexes()   # this run brings the runs without them to their cost
         with self.write_lock:
             posting_index.refresh(self.store)   # current now, the run's writes keep it so
             if workers > 1 and len(docs) > 1:

@@ -303,9 +303,9 @@ class Writer:
     def flush(self) -> None:
         if not self.changes:
             return
-        # each change drops only its own document's graph; their decisions nest alike
-        merged = Change(nested=record.CANDIDATE if all(c.nested == record.CANDIDATE for c in self.changes)
-                        else "")
+        # each change drops only its own document's graph; a nesting all of them declare holds
+        nested = {c.nested for c in self.changes}
+        merged = Change(nested=nested.pop() if len(nested) == 1 else "")
         for c in self.changes:
             merged.drop_graphs += c.drop_graphs
             merged.delete += c.delete

@@ -8,6 +8,7 @@ Pipeline calls run in worker threads; errors become problem+json (:mod:`.problem
 from __future__ import annotations
 
 import json
+import logging
 import re
 import tempfile
 import threading
@@ -42,6 +43,8 @@ from kg_rag.service.recording import QuestionRing
 from kg_rag.service.sparql_endpoint import Forbidden, check_token
 from kg_rag.settings import Settings
 
+log = logging.getLogger(__name__)
+
 JSON_LIMIT = 64 * 1024          # /ask and /annotate bodies
 MAX_BATCH = 20                  # questions in one batch POST /ask
 BATCH_LIMIT = 4 * JSON_LIMIT    # a batch POST /ask body
@@ -68,9 +71,7 @@ class RestApi:
                 _ = self.kg.annotator
                 self.kg.selector()
             except Exception:  # noqa: BLE001 - the first request reports the error properly
-                import logging
-
-                logging.getLogger(__name__).warning("warm-up failed", exc_info=True)
+                log.warning("warm-up failed", exc_info=True)
             finally:
                 self.ready.set()
 
@@ -83,10 +84,8 @@ class RestApi:
         try:
             self.kg.prepare_indexes()
         except Exception:  # noqa: BLE001 - lookups stay per call; the service runs on
-            import logging
-
-            logging.getLogger(__name__).warning(
-                "building the lemma and evidence indexes failed; lookups stay per call", exc_info=True)
+            log.warning("building the lemma and evidence indexes failed; lookups stay per call",
+                        exc_info=True)
 
     def _call(self, fn: Any, *args: Any, **kwargs: Any) -> Any:
         if not self.ready.is_set():
